@@ -1,0 +1,246 @@
+"""Memory configuration: the schema, the four layers, the whitelist, the sources.
+
+Layers, lowest first: pydantic defaults < ``config.yaml`` (the ``memory:``
+section) < global overrides (``{data_dir}/memory_user_overrides.json``, written
+by an admin) < per-user overrides (``{data_dir}/users/{user}/memory_config.json``).
+The two override layers may only touch :data:`USER_WRITABLE_FIELDS`; anything
+else is refused with an error naming the field, never dropped silently, because
+a silently ignored setting is a bug report waiting to happen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
+
+from memsvc.atomicfile import read_bytes
+from memsvc.paths import DataLayout
+
+log = structlog.get_logger(__name__)
+
+Source = Literal["default", "yaml", "global", "user"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class BuiltinConfig(_Section):
+    enabled: bool = True
+    memory_char_limit: PositiveInt = 2200
+    user_char_limit: PositiveInt = 1375
+    # Hermes' own store always drops duplicates, so a store that kept them would not
+    # survive a Hermes rewrite byte for byte: only ``true`` is accepted.
+    deduplicate_on_load: Literal[True] = True
+
+
+class HindsightConfig(_Section):
+    mode: Literal["cloud", "local_embedded", "local_external"] = "local_external"
+    api_url: str = "http://localhost:8765"
+    api_key: SecretStr | None = None
+    bank_id_template: str = "deerflow-user-{user_id}"
+    work_bank_id_template: str = "deerflow-work-{user_id}-{agent_id}"
+    memory_mode: Literal["context", "tools", "hybrid"] = "context"
+    bank_mission: str = ""
+    bank_retain_mission: str = ""
+    recall_budget: Literal["low", "mid", "high"] = "mid"
+    recall_max_tokens: PositiveInt = 4096
+    recall_max_input_chars: PositiveInt = 800
+    auto_recall: bool = True
+    auto_retain: bool = True
+    retain_async: bool = True
+    retain_every_n_turns: PositiveInt = 1
+    retain_user_prefix: str = "User"
+    retain_assistant_prefix: str = "Assistant"
+
+
+class InjectionConfig(_Section):
+    enabled: bool = True
+    max_tokens: PositiveInt = 2000
+    include_builtin: bool = True
+    include_hindsight: bool = True
+    context_tag: str = Field(default="memory-context", pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+class SecurityConfig(_Section):
+    scan_content: bool = True
+    block_invisible_unicode: bool = True
+    streaming_scrubber: bool = True
+
+
+class MemoryConfig(_Section):
+    enabled: bool = True
+    provider: Literal["builtin", "hindsight"] = "builtin"  # the external one, if any
+    builtin: BuiltinConfig = BuiltinConfig()
+    hindsight: HindsightConfig = HindsightConfig()
+    injection: InjectionConfig = InjectionConfig()
+    security: SecurityConfig = SecurityConfig()
+
+
+USER_WRITABLE_FIELDS: frozenset[str] = frozenset(
+    {
+        "injection.enabled",
+        "injection.max_tokens",
+        "injection.include_builtin",
+        "injection.include_hindsight",
+        "hindsight.memory_mode",
+        "hindsight.recall_budget",
+        "hindsight.bank_mission",
+    }
+)
+
+
+class ConfigError(ValueError):
+    """A configuration layer that cannot be used; the message names the layer and the field."""
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    config: MemoryConfig
+    sources: Mapping[str, Source]  # dotted field path -> the layer that set it
+
+    def source_of(self, path: str) -> Source:
+        return self.sources[path]
+
+
+def leaf_paths(model: type[BaseModel] = MemoryConfig, prefix: str = "") -> Iterator[str]:
+    """Dotted paths of every leaf field of the schema."""
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield from leaf_paths(annotation, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}"
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{path}."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def _deep_merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _validate(data: Mapping[str, Any], where: str) -> MemoryConfig:
+    try:
+        return MemoryConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{where}: {problems}") from None
+
+
+def check_override(data: Any, where: str) -> dict[str, Any]:
+    """Validate an override layer: a JSON object of whitelisted fields with valid values."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: must be a JSON object")
+    for path in _flatten(data):
+        if path not in USER_WRITABLE_FIELDS:
+            raise ConfigError(
+                f"{where}: field '{path}' cannot be overridden per user "
+                f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
+            )
+    _validate(data, where)
+    return data
+
+
+_ENV_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_UNSET = object()
+
+
+def _expand_env(data: Any, path: str = "") -> Any:
+    """Replace whole-value ``$NAME`` / ``${NAME}`` strings; an unset one falls back to default."""
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            expanded = _expand_env(value, f"{path}{key}.")
+            if expanded is not _UNSET:
+                out[key] = expanded
+        return out
+    if isinstance(data, str) and (match := _ENV_REF.match(data)):
+        value = os.environ.get(match.group(1))
+        if value is None:
+            log.warning("config_env_unset", field=path.rstrip("."), variable=match.group(1))
+            return _UNSET
+        return value
+    return data
+
+
+def load_yaml_layer(path: Path) -> dict[str, Any]:
+    """The ``memory:`` section of a ``config.yaml`` (or the whole file when it has none)."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: must be a mapping")
+    section = doc.get("memory", doc)
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: 'memory' must be a mapping")
+    layer: dict[str, Any] = _expand_env(section)
+    _validate(layer, str(path))
+    return layer
+
+
+async def _read_json_layer(path: Path) -> Any:
+    try:
+        raw = await read_bytes(path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    if raw is None:
+        return {}
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 JSON: {exc}") from None
+
+
+class ConfigLoader:
+    """Builds a user's effective config; the yaml layer is read once, overrides every call."""
+
+    def __init__(self, layout: DataLayout, yaml_path: Path | None = None) -> None:
+        self._layout = layout
+        self._yaml = load_yaml_layer(yaml_path) if yaml_path is not None else {}
+
+    async def effective(self, user_id: str) -> EffectiveConfig:
+        global_path = self._layout.global_overrides()
+        user_path = self._layout.user_config(user_id)
+        layers: list[tuple[Source, dict[str, Any]]] = [
+            ("yaml", self._yaml),
+            ("global", check_override(await _read_json_layer(global_path), str(global_path))),
+            ("user", check_override(await _read_json_layer(user_path), str(user_path))),
+        ]
+        merged: dict[str, Any] = {}
+        sources: dict[str, Source] = dict.fromkeys(leaf_paths(), "default")
+        for source, layer in layers:
+            merged = _deep_merge(merged, layer)
+            for path in _flatten(layer):
+                sources[path] = source
+        return EffectiveConfig(config=_validate(merged, "merged config"), sources=sources)

@@ -1,0 +1,74 @@
+"""Validation of user, agent and thread ids.
+
+Ids become folder names under the data dir and parts of Redis keys, so they are
+checked here, once, before anything else sees them. The rule is a whitelist:
+letters and digits of any script plus ``. _ - @ +``, starting with a letter or
+digit, at most 128 characters, and already in NFKC form (so no full-width
+solidus or other compatibility character can fold into a path separator later).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Literal
+
+MAX_ID_LENGTH = 128
+_EXTRA_CHARS = frozenset("._-@+")
+
+IdKind = Literal["user_id", "agent_id", "thread_id"]
+
+
+class InvalidIdError(ValueError):
+    """An id that would be unsafe as a path component or key part."""
+
+    def __init__(self, kind: str, value: object, reason: str) -> None:
+        self.kind = kind
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid {kind} {_preview(value)}: {reason}")
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _reason(value: str) -> str | None:
+    if not value:
+        return "must not be empty"
+    if len(value) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH} characters"
+    for ch in value:
+        if ch == "\x00":
+            return "contains a NUL character"
+        if unicodedata.category(ch).startswith("C"):
+            return f"contains control or format character U+{ord(ch):04X}"
+        if ch in "/\\":
+            return "contains a path separator"
+    if ".." in value:
+        return "contains '..'"
+    if unicodedata.normalize("NFKC", value) != value:
+        return "is not in NFKC form (compatibility characters are refused)"
+    if not value[0].isalnum():
+        return "must start with a letter or digit"
+    for ch in value:
+        if not (ch.isalnum() or ch in _EXTRA_CHARS):
+            return f"contains {ch!r}; allowed: letters, digits and . _ - @ +"
+    return None
+
+
+def validate_id(kind: IdKind, value: object) -> str:
+    """Return ``value`` unchanged when it is a safe id, else raise :class:`InvalidIdError`."""
+    if not isinstance(value, str):
+        raise InvalidIdError(kind, value, "must be a string")
+    reason = _reason(value)
+    if reason is not None:
+        raise InvalidIdError(kind, value, reason)
+    return value
+
+
+def validate_optional_id(kind: IdKind, value: object) -> str:
+    """Like :func:`validate_id`, but an empty or missing value means "none" (``""``)."""
+    if value is None or value == "":
+        return ""
+    return validate_id(kind, value)

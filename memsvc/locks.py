@@ -1,0 +1,202 @@
+"""Writer locks for the memory files.
+
+Readers never lock (files are replaced atomically); writers take the lock of
+one file for the read-modify-write. Two implementations:
+
+- :class:`RedisLocks` serialise writers on any number of hosts. A Redis lock is
+  a lease: it expires if its holder stalls, so the writer calls
+  :meth:`Lease.ensure_held` right before it renames the new file. That call
+  atomically checks the token and renews the lease, so a writer whose lease ran
+  out can never overwrite the file of the writer that took over.
+- :class:`FileLocks` serialise writers on one host with ``flock`` on
+  ``<file>.lock`` - the same lock file Hermes Agent uses, so memsvc and a Hermes
+  agent sharing a folder also wait for each other. Needs no server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Protocol
+
+import structlog
+from redis.asyncio import Redis
+from redis.asyncio.lock import Lock
+from redis.exceptions import LockError, LockNotOwnedError, RedisError
+
+from memsvc.keys import Keys
+from memsvc.paths import DataLayout, Target
+
+log = structlog.get_logger(__name__)
+
+
+class LockTimeoutError(TimeoutError):
+    """Another writer held the file for longer than we were willing to wait."""
+
+
+class LockLostError(RuntimeError):
+    """The lease expired before the write could be committed; nothing was written."""
+
+
+class LockUnavailableError(RuntimeError):
+    """The lock service could not be reached; nothing was written."""
+
+
+class Lease(Protocol):
+    async def ensure_held(self) -> None:
+        """Raise :class:`LockLostError` unless the lock is still ours (and renew it)."""
+
+
+class WriteLocks(Protocol):
+    def hold(
+        self, target: Target, user_id: str, agent_id: str
+    ) -> contextlib.AbstractAsyncContextManager[Lease]:
+        """Hold the writer lock of one memory file for the duration of the block."""
+
+
+class _RedisLease:
+    def __init__(self, lock: Lock) -> None:
+        self._lock = lock
+
+    async def ensure_held(self) -> None:
+        try:
+            await self._lock.reacquire()
+        except LockNotOwnedError:
+            raise LockLostError(f"lease on {self._lock.name!r} expired before commit") from None
+        except RedisError as exc:
+            raise LockUnavailableError(f"cannot renew lock: {exc}") from exc
+
+
+class RedisLocks:
+    """Redis leases, with waiters of one process queued locally first.
+
+    Without the local queue every waiting task polls Redis; a hundred of them on
+    one hot file keep the event loop so busy that the holder's own lease can run
+    out before it commits. With it, one task per process and file polls.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        *,
+        lease_seconds: float = 10.0,
+        wait_seconds: float = 10.0,
+        poll_seconds: float = 0.01,
+    ) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._lease = lease_seconds
+        self._wait = wait_seconds
+        self._poll = poll_seconds
+        self._local = _LocalQueues()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
+        name = self._keys.store_lock(target, user_id, agent_id)
+        deadline = time.monotonic() + self._wait
+        async with self._local.turn(name, self._wait):
+            # A new Lock per critical section, not thread-local: tasks never share a token.
+            lock = Lock(
+                self._redis,
+                name,
+                timeout=self._lease,
+                sleep=self._poll,
+                blocking_timeout=max(0.0, deadline - time.monotonic()),
+                thread_local=False,
+            )
+            try:
+                acquired = await lock.acquire()
+            except RedisError as exc:
+                raise LockUnavailableError(f"cannot reach Redis for the lock: {exc}") from exc
+            if not acquired:
+                raise LockTimeoutError(f"{name!r} stayed busy for {self._wait:g}s")
+            try:
+                yield _RedisLease(lock)
+            finally:
+                await asyncio.shield(self._release(lock))
+
+    @staticmethod
+    async def _release(lock: Lock) -> None:
+        try:
+            await lock.release()
+        except LockError:
+            log.warning("lock_expired_before_release", lock=lock.name)
+        except RedisError as exc:
+            log.warning("lock_release_failed", lock=lock.name, error=str(exc))
+
+
+class _LocalQueues:
+    """One asyncio lock per key while anyone in this process waits for or holds it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, key: str, wait_seconds: float) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            try:
+                await asyncio.wait_for(lock.acquire(), wait_seconds)
+            except TimeoutError:
+                raise LockTimeoutError(f"{key!r} stayed busy for {wait_seconds:g}s") from None
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+class _HeldFileLease:
+    async def ensure_held(self) -> None:
+        return None  # flock is held until the descriptor closes; it cannot expire
+
+
+class FileLocks:
+    def __init__(
+        self, layout: DataLayout, *, wait_seconds: float = 10.0, poll_seconds: float = 0.005
+    ) -> None:
+        self._layout = layout
+        self._wait = wait_seconds
+        self._poll = poll_seconds
+        self._local = _LocalQueues()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
+        path = self._layout.store_file(target, user_id, agent_id)
+        lock_path = path.with_name(path.name + ".lock")
+        deadline = time.monotonic() + self._wait
+        async with self._local.turn(str(lock_path), self._wait):
+            fd = await asyncio.to_thread(self._open, lock_path)
+            try:
+                while not self._try_lock(fd):
+                    if time.monotonic() >= deadline:
+                        raise LockTimeoutError(f"{lock_path} stayed busy for {self._wait:g}s")
+                    await asyncio.sleep(self._poll)
+                yield _HeldFileLease()
+            finally:
+                os.close(fd)  # closing the descriptor releases the flock
+
+    @staticmethod
+    def _open(lock_path: Path) -> int:
+        lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    @staticmethod
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True

@@ -1,0 +1,74 @@
+"""The interface every memory provider implements.
+
+The hooks are those of Hermes Agent's ``MemoryProvider`` that a DeerFlow-style
+agent needs, made async: a provider is called from an event loop that serves
+many agents at once, so none of its hooks may block it. Only ``name``,
+``is_available``, ``initialize`` and ``get_tool_schemas`` must be written; every
+other hook has a harmless default, so a provider implements only what it uses.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from memsvc.edits import Action
+from memsvc.paths import Target
+
+
+class MemoryProvider(ABC):
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """Short id such as ``builtin`` or ``hindsight``; also names it in logs."""
+
+    @abstractmethod
+    def is_available(self) -> bool:
+        """Whether it is configured and usable; looks at config only, never the network."""
+
+    @abstractmethod
+    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+        """Open connections, create banks, load files."""
+
+    async def shutdown(self) -> None:
+        """Flush buffers and close connections."""
+
+    def system_prompt_block(self) -> str:
+        """Static text for the system prompt (usage notes, provider status)."""
+        return ""
+
+    async def prefetch(self, query: str, *, thread_id: str = "") -> str:
+        """Context to inject before this turn's model call."""
+        return ""
+
+    async def queue_prefetch(self, query: str, *, thread_id: str = "") -> None:
+        """Start preparing the next turn's context in the background."""
+
+    async def sync_turn(
+        self, user_content: str, assistant_content: str, *, thread_id: str = ""
+    ) -> None:
+        """Persist a finished turn."""
+
+    @abstractmethod
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function schemas this provider serves; empty for context-only providers."""
+
+    async def handle_tool_call(
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+    ) -> str:
+        """Run one of this provider's tools; the result is a JSON string for the model."""
+        raise NotImplementedError(f"{self.name} has no tool {tool_name!r}")
+
+    async def on_session_switch(
+        self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
+    ) -> None:
+        """The agent moved to another thread (new, resumed, branched, compressed)."""
+
+    async def on_memory_write(
+        self,
+        action: Action,
+        target: Target,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """A builtin entry changed; an external provider mirrors it."""

@@ -1,0 +1,97 @@
+"""The builtin provider: the Hermes-format files as a frozen snapshot and the ``memory`` tool.
+
+A thread's snapshot is taken on its first prefetch and served unchanged until
+the thread ends or someone reloads it on purpose; writes made meanwhile reach
+disk at once and the prompt of the next session.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memsvc.paths import MEMORY_FILE, USER_FILE
+from memsvc.provider import MemoryProvider
+from memsvc.security import Scanner
+from memsvc.snapshot import Snapshot, SnapshotCache, render_block
+from memsvc.store import BuiltinStore
+from memsvc.tool import MEMORY_SCHEMA, MemoryTool, ToolOutcome, TurnFailures
+
+
+class BuiltinProvider(MemoryProvider):
+    def __init__(
+        self,
+        store: BuiltinStore,
+        scanner: Scanner,
+        snapshots: SnapshotCache,
+        failures: TurnFailures,
+    ) -> None:
+        self.store = store
+        self._scanner = scanner
+        self._snapshots = snapshots
+        self._failures = failures
+        self._tool = MemoryTool(store, scanner, failures)
+
+    @property
+    def name(self) -> str:
+        return "builtin"
+
+    def is_available(self) -> bool:
+        return True
+
+    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+        return None  # the store is bound to its files at construction; nothing to open
+
+    async def take_snapshot(self) -> Snapshot:
+        """Render the files as they are on disk now."""
+        limits = self.store.limits
+        user = self._scanner.sanitise(await self.store.read("user"), USER_FILE)
+        memory = self._scanner.sanitise(await self.store.read("memory"), MEMORY_FILE)
+        return Snapshot(
+            memory_block=render_block("memory", memory, limits.memory),
+            user_block=render_block("user", user, limits.user),
+            taken_at=time.time(),
+        )
+
+    async def snapshot(self, thread_id: str) -> Snapshot:
+        """The thread's frozen snapshot, taking it if this is the thread's first turn."""
+        ids = (self.store.user_id, self.store.agent_id, thread_id)
+        frozen = await self._snapshots.get(*ids)
+        if frozen is not None:
+            return frozen
+        return await self._snapshots.put_first(*ids, await self.take_snapshot())
+
+    async def reload(self, thread_id: str) -> Snapshot:
+        """Replace the thread's snapshot with the files as they are now."""
+        await self._snapshots.drop(self.store.user_id, self.store.agent_id, thread_id)
+        return await self.snapshot(thread_id)
+
+    async def prefetch(self, query: str, *, thread_id: str = "") -> str:
+        self._failures.reset(thread_id)  # a prefetch starts a turn
+        return (await self.snapshot(thread_id)).text
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return [MEMORY_SCHEMA]
+
+    async def tool_call(self, args: Any, *, thread_id: str = "") -> ToolOutcome:
+        return await self._tool.call(args, thread_id=thread_id)
+
+    async def handle_tool_call(
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+    ) -> str:
+        if tool_name != MEMORY_SCHEMA["name"]:
+            return await super().handle_tool_call(tool_name, args, thread_id=thread_id)
+        return (await self.tool_call(args, thread_id=thread_id)).text
+
+    async def on_session_switch(
+        self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
+    ) -> None:
+        """A branch keeps its parent's prompt (and cache); a reset starts from disk."""
+        user_id, agent_id = self.store.user_id, self.store.agent_id
+        if not reset and parent_thread_id:
+            parent = await self._snapshots.get(user_id, agent_id, parent_thread_id)
+            if parent is not None:
+                await self._snapshots.put_first(user_id, agent_id, new_thread_id, parent)
+                return
+        if reset:
+            await self._snapshots.drop(user_id, agent_id, new_thread_id)
