@@ -1,0 +1,68 @@
+"""Shared fixtures: a data dir, fake and real Redis, a runtime."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import fakeredis
+import pytest
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+from memsvc.locks import FileLocks, RedisLocks
+from memsvc.paths import DataLayout
+from memsvc.store import BuiltinStore, Limits
+
+REAL_REDIS_URL = os.environ.get("MEMSVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> DataLayout:
+    return DataLayout.at(tmp_path / "data")
+
+
+@pytest.fixture
+async def fake_redis() -> AsyncIterator[Redis]:
+    client = fakeredis.aioredis.FakeRedis()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def test_prefix() -> str:
+    """A key prefix of this test alone, so tests never see each other's keys."""
+    return f"memsvc-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def real_redis_url() -> str:
+    return REAL_REDIS_URL
+
+
+@pytest.fixture
+async def real_redis(test_prefix: str) -> AsyncIterator[Redis]:
+    """The machine's Redis; every key under this test's prefix is deleted afterwards."""
+    client = Redis.from_url(REAL_REDIS_URL)
+    try:
+        await client.ping()
+    except Exception as exc:  # a missing Redis is a failure, never a skip
+        pytest.fail(f"integration tests need Redis at {REAL_REDIS_URL}: {exc}")
+    yield client
+    keys = [key async for key in client.scan_iter(match=f"{test_prefix}:*", count=500)]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
+@pytest.fixture
+def file_store(layout: DataLayout) -> BuiltinStore:
+    return BuiltinStore(layout, FileLocks(layout), user_id="u1", agent_id="a1", limits=Limits())
+
+
+@pytest.fixture
+def redis_store(layout: DataLayout, fake_redis: Redis) -> BuiltinStore:
+    locks = RedisLocks(fake_redis, Keys("memsvc-test"), lease_seconds=5, wait_seconds=2)
+    return BuiltinStore(layout, locks, user_id="u1", agent_id="a1", limits=Limits())

@@ -1,0 +1,127 @@
+"""The memsvc command, as a script would use it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from memsvc.cli import main
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    yield
+    structlog.reset_defaults()  # the command configured logging for its own process
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMSVC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MEMSVC_REDIS_URL", raising=False)
+    monkeypatch.delenv("MEMSVC_CONFIG", raising=False)
+    return tmp_path / "data"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def tool(capsys: pytest.CaptureFixture[str], args: dict[str, str]) -> tuple[int, str, str]:
+    return run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", json.dumps(args))
+
+
+def test_tool_prints_the_json_result_and_writes_the_file(
+    capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    code, out, _ = tool(capsys, {"action": "add", "target": "user", "content": "Name: Ada"})
+    assert code == 0
+    assert json.loads(out)["success"] is True
+    assert (data_dir / "users/u1/USER.md").read_bytes() == b"Name: Ada"
+
+
+def test_a_failed_tool_call_exits_1_with_the_result_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = tool(capsys, {"action": "remove", "target": "user", "old_text": "x"})
+    assert code == 1
+    assert json.loads(out)["success"] is False
+
+
+def test_prefetch_prints_the_injected_text(capsys: pytest.CaptureFixture[str]) -> None:
+    tool(capsys, {"action": "add", "target": "memory", "content": "uses uv"})
+    code, out, _ = run(capsys, "prefetch", "--user", "u1", "--agent", "a1", "--thread", "t1")
+    assert code == 0
+    assert "MEMORY (your personal notes)" in out and "uses uv" in out
+    code, out, _ = run(capsys, "prefetch", "--user", "u1", "--agent", "other")
+    assert code == 0 and out == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tool", "--user", "../etc", "--agent", "a1", "--json", "{}"],
+        ["tool", "--user", "u1", "--agent", "a/b", "--json", "{}"],
+        ["tool", "--user", "u1", "--agent", "a1", "--thread", "..", "--json", "{}"],
+        ["tool", "--user", "u1", "--agent", "a1", "--json", "{not json"],
+        ["prefetch", "--user", "", "--agent", "a1"],
+    ],
+)
+def test_bad_input_exits_2_with_one_line_on_stderr(
+    capsys: pytest.CaptureFixture[str], argv: list[str], data_dir: Path
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("memsvc: ") and err.count("\n") == 1
+    assert not (data_dir.parent / "etc").exists()
+
+
+def test_config_prints_values_and_sources_without_secrets(
+    capsys: pytest.CaptureFixture[str],
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    yaml_file = tmp_path / "config.yaml"
+    yaml_file.write_text("memory:\n  hindsight:\n    api_key: topsecret\n", encoding="utf-8")
+    monkeypatch.setenv("MEMSVC_CONFIG", str(yaml_file))
+    (data_dir / "users/u1").mkdir(parents=True)
+    (data_dir / "users/u1/memory_config.json").write_text('{"injection": {"enabled": false}}')
+    code, out, _ = run(capsys, "config", "--user", "u1")
+    data = json.loads(out)
+    assert code == 0
+    assert data["config"]["injection"]["enabled"] is False
+    assert data["sources"]["injection.enabled"] == "user"
+    assert data["sources"]["hindsight.api_key"] == "yaml"
+    assert "topsecret" not in out
+
+
+def test_a_bad_config_file_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml_file = tmp_path / "config.yaml"
+    yaml_file.write_text("memory:\n  provider: mem0\n", encoding="utf-8")
+    monkeypatch.setenv("MEMSVC_CONFIG", str(yaml_file))
+    code, _, err = run(capsys, "config", "--user", "u1")
+    assert code == 2 and "provider" in err
+
+
+def test_the_demo_runs_end_to_end_as_a_console_command(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memsvc.cli", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "USER PROFILE (who the user is)" in proc.stdout
+    assert "injection was refused" in proc.stdout

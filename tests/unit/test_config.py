@@ -1,0 +1,205 @@
+"""The four config layers, the whitelist and the source of every field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsvc.config import (
+    USER_WRITABLE_FIELDS,
+    ConfigError,
+    ConfigLoader,
+    MemoryConfig,
+    leaf_paths,
+    load_yaml_layer,
+)
+from memsvc.paths import DataLayout
+
+
+def write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture
+def yaml_file(tmp_path: Path) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  builtin:\n    user_char_limit: 2000\n"
+        "  injection:\n    max_tokens: 3000\n    include_hindsight: false\n"
+        "  hindsight:\n    recall_budget: high\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def test_defaults_match_the_documented_schema(layout: DataLayout) -> None:
+    effective = await ConfigLoader(layout).effective("u1")
+    cfg = effective.config
+    assert cfg.builtin.user_char_limit == 1375 and cfg.builtin.memory_char_limit == 2200
+    assert cfg.hindsight.memory_mode == "context" and cfg.hindsight.recall_budget == "mid"
+    assert cfg.injection.context_tag == "memory-context"
+    assert set(effective.sources.values()) == {"default"}
+    assert set(effective.sources) == set(leaf_paths())
+
+
+async def test_layers_merge_in_order_and_report_their_source(
+    layout: DataLayout, yaml_file: Path
+) -> None:
+    write_json(
+        layout.global_overrides(),
+        {"injection": {"max_tokens": 1500}, "hindsight": {"memory_mode": "hybrid"}},
+    )
+    write_json(layout.user_config("u1"), {"injection": {"max_tokens": 800}})
+    effective = await ConfigLoader(layout, yaml_file).effective("u1")
+    cfg = effective.config
+    assert cfg.provider == "hindsight" and effective.source_of("provider") == "yaml"
+    assert (
+        cfg.builtin.user_char_limit == 2000
+        and effective.source_of("builtin.user_char_limit") == "yaml"
+    )
+    assert cfg.injection.max_tokens == 800 and effective.source_of("injection.max_tokens") == "user"
+    assert cfg.hindsight.memory_mode == "hybrid"
+    assert effective.source_of("hindsight.memory_mode") == "global"
+    assert cfg.hindsight.recall_budget == "high"
+    assert cfg.injection.include_hindsight is False
+    assert effective.source_of("injection.include_builtin") == "default"
+
+
+async def test_overrides_of_one_user_do_not_reach_another(layout: DataLayout) -> None:
+    write_json(layout.user_config("u1"), {"injection": {"enabled": False}})
+    loader = ConfigLoader(layout)
+    assert (await loader.effective("u1")).config.injection.enabled is False
+    assert (await loader.effective("u2")).config.injection.enabled is True
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "memory.enabled",
+        "provider",
+        "hindsight.api_url",
+        "hindsight.api_key",
+        "hindsight.bank_id_template",
+        "builtin.user_char_limit",
+        "security.scan_content",
+    ],
+)
+async def test_a_user_override_of_a_protected_field_is_refused_by_name(
+    layout: DataLayout, field: str
+) -> None:
+    data: dict[str, object] = {}
+    node = data
+    parts = field.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})  # type: ignore[assignment]
+    node[parts[-1]] = "x"
+    write_json(layout.user_config("u1"), data)
+    with pytest.raises(ConfigError, match=f"field '{field}' cannot be overridden"):
+        await ConfigLoader(layout).effective("u1")
+
+
+async def test_global_overrides_are_held_to_the_whitelist_too(layout: DataLayout) -> None:
+    write_json(layout.global_overrides(), {"security": {"scan_content": False}})
+    with pytest.raises(
+        ConfigError, match=r"memory_user_overrides\.json: field 'security\.scan_content'"
+    ):
+        await ConfigLoader(layout).effective("u1")
+
+
+def test_the_whitelist_is_exactly_the_documented_fields() -> None:
+    assert {
+        "injection.enabled",
+        "injection.max_tokens",
+        "injection.include_builtin",
+        "injection.include_hindsight",
+        "hindsight.memory_mode",
+        "hindsight.recall_budget",
+        "hindsight.bank_mission",
+    } == USER_WRITABLE_FIELDS
+    assert set(leaf_paths()) >= USER_WRITABLE_FIELDS
+
+
+@pytest.mark.parametrize(
+    ("override", "path"),
+    [
+        ({"hindsight": {"memory_mode": "telepathy"}}, "hindsight.memory_mode"),
+        ({"injection": {"max_tokens": -5}}, "injection.max_tokens"),
+        ({"injection": {"max_tokens": "100"}}, "injection.max_tokens"),
+        ({"injection": {"enabled": "yes"}}, "injection.enabled"),
+        ({"injection": {"enabled": 1}}, "injection.enabled"),
+    ],
+)
+async def test_invalid_override_values_name_the_path(
+    layout: DataLayout, override: dict[str, object], path: str
+) -> None:
+    write_json(layout.user_config("u1"), override)
+    with pytest.raises(ConfigError, match=path):
+        await ConfigLoader(layout).effective("u1")
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("memory:\n  builtin:\n    memory_char_limit: 0\n", "builtin.memory_char_limit"),
+        ("memory:\n  hindsight:\n    recall_budget: huge\n", "hindsight.recall_budget"),
+        ("memory:\n  injection:\n    max_tokns: 5\n", "injection.max_tokns"),
+        ("memory:\n  injection:\n    context_tag: 'bad tag>'\n", "injection.context_tag"),
+        ("memory:\n  background_extraction:\n    enabled: true\n", "background_extraction"),
+        ("memory:\n  builtin:\n    deduplicate_on_load: false\n", "deduplicate_on_load"),
+    ],
+)
+def test_invalid_yaml_names_the_file_and_path(tmp_path: Path, text: str, path: str) -> None:
+    file = tmp_path / "config.yaml"
+    file.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_yaml_layer(file)
+    assert str(file) in str(info.value) and path in str(info.value)
+
+
+def test_broken_yaml_is_a_config_error(tmp_path: Path) -> None:
+    file = tmp_path / "config.yaml"
+    file.write_text("memory: [unclosed", encoding="utf-8")
+    with pytest.raises(ConfigError, match="cannot be read as YAML"):
+        load_yaml_layer(file)
+
+
+async def test_broken_override_json_is_a_config_error(layout: DataLayout) -> None:
+    path = layout.user_config("u1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"{\xff")
+    with pytest.raises(ConfigError, match="not valid UTF-8 JSON"):
+        await ConfigLoader(layout).effective("u1")
+
+
+def test_api_key_comes_from_the_environment_and_is_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_API_KEY", "hs-secret-123")
+    file = tmp_path / "config.yaml"
+    file.write_text("memory:\n  hindsight:\n    api_key: $HINDSIGHT_API_KEY\n", encoding="utf-8")
+    cfg = MemoryConfig.model_validate(load_yaml_layer(file))
+    assert cfg.hindsight.api_key is not None
+    assert cfg.hindsight.api_key.get_secret_value() == "hs-secret-123"
+    assert "hs-secret-123" not in repr(cfg) and "hs-secret-123" not in cfg.model_dump_json()
+
+
+def test_an_unset_environment_reference_falls_back_to_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMSVC_TEST_UNSET_VAR", raising=False)
+    file = tmp_path / "config.yaml"
+    file.write_text(
+        "memory:\n  hindsight:\n    api_key: ${MEMSVC_TEST_UNSET_VAR}\n", encoding="utf-8"
+    )
+    assert MemoryConfig.model_validate(load_yaml_layer(file)).hindsight.api_key is None
+
+
+def test_a_yaml_without_a_memory_section_is_read_as_the_section(tmp_path: Path) -> None:
+    file = tmp_path / "config.yaml"
+    file.write_text("injection:\n  enabled: false\n", encoding="utf-8")
+    assert load_yaml_layer(file) == {"injection": {"enabled": False}}

@@ -1,0 +1,56 @@
+"""Snapshot rendering, byte for byte as Hermes renders it."""
+
+from __future__ import annotations
+
+from memsvc.snapshot import LocalSnapshotCache, Snapshot, render_block, usage_figures
+
+SEP = "═" * 46
+
+
+def test_user_block_matches_the_hermes_layout() -> None:
+    block = render_block("user", ["Name: Ada", "Prefers tea"], 1375)
+    assert block == (
+        f"{SEP}\nUSER PROFILE (who the user is) [1% — 23/1,375 chars]\n{SEP}\n"
+        "Name: Ada\n§\nPrefers tea"
+    )
+
+
+def test_memory_block_header() -> None:
+    assert render_block("memory", ["n"], 2200).split("\n")[1] == (
+        "MEMORY (your personal notes) [0% — 1/2,200 chars]"
+    )
+
+
+def test_empty_store_renders_nothing() -> None:
+    assert render_block("user", [], 1375) == ""
+
+
+def test_usage_is_floored_capped_at_100_and_uses_thousands_separators() -> None:
+    assert usage_figures(165, 1375) == "12% — 165/1,375"
+    assert usage_figures(1374, 1375) == "99% — 1,374/1,375"
+    assert usage_figures(5000, 1375) == "100% — 5,000/1,375"
+
+
+def test_snapshot_text_joins_memory_then_user_like_hermes() -> None:
+    snap = Snapshot(memory_block="M", user_block="U", taken_at=0)
+    assert snap.text == "M\n\nU"
+    assert Snapshot(memory_block="", user_block="U", taken_at=0).text == "U"
+
+
+async def test_the_first_snapshot_put_for_a_thread_wins() -> None:
+    cache = LocalSnapshotCache()
+    first = Snapshot("a", "", 1)
+    assert await cache.put_first("u", "a", "t", first) is first
+    assert await cache.put_first("u", "a", "t", Snapshot("b", "", 2)) is first
+    await cache.drop("u", "a", "t")
+    assert await cache.get("u", "a", "t") is None
+
+
+async def test_the_cache_is_bounded_and_evicts_the_least_recent() -> None:
+    cache = LocalSnapshotCache(max_threads=2)
+    for t in ("t1", "t2"):
+        await cache.put_first("u", "a", t, Snapshot(t, "", 0))
+    await cache.get("u", "a", "t1")
+    await cache.put_first("u", "a", "t3", Snapshot("t3", "", 0))
+    assert await cache.get("u", "a", "t2") is None
+    assert await cache.get("u", "a", "t1") is not None
