@@ -3,27 +3,34 @@
 Made for scripts: results go to stdout as JSON (``prefetch`` prints the text to
 inject), diagnostics to stderr. Exit codes: 0 success, 1 the tool answered with
 ``success: false``, 2 bad input (a one-line error on stderr).
+
+Every command goes through the event path. With ``MEMSVC_REDIS_URL`` it talks to
+real Redis and real workers (``memsvc worker``); without it, a worker runs inside
+the command on an embedded store.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import datetime
 import json
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
-from memsvc.config import ConfigError
-from memsvc.ids import InvalidIdError, validate_optional_id
+from memsvc.client import MemoryClient, MemoryServiceError
+from memsvc.config import ConfigError, ConfigLoader
+from memsvc.eventlog import EventLog, LogEntry
+from memsvc.ids import DEFAULT_THREAD, InvalidIdError
+from memsvc.keys import Keys
 from memsvc.logs import configure_logging
-from memsvc.paths import PathEscapeError
-from memsvc.runtime import Runtime
+from memsvc.paths import DataLayout, PathEscapeError
 from memsvc.settings import ServiceSettings
+from memsvc.validation import describe
 
 EXIT_OK, EXIT_TOOL_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -36,41 +43,59 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memsvc", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def identity(p: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    def identity(p: argparse.ArgumentParser, *, agent: bool = True, thread: bool = True) -> None:
         p.add_argument("--user", required=True, help="user id")
         if agent:
             p.add_argument("--agent", required=True, help="agent id")
-            p.add_argument("--thread", default="", help="thread (session) id")
+        if thread:
+            p.add_argument("--thread", default=DEFAULT_THREAD, help="thread (session) id")
 
     tool = commands.add_parser("tool", help="call the memory tool; prints its JSON result")
     identity(tool)
     tool.add_argument("--json", required=True, dest="args_json", help="the tool's arguments")
+    tool.add_argument("--name", default="memory", help="tool name (default: memory)")
 
     prefetch = commands.add_parser("prefetch", help="print the text injected for a turn")
     identity(prefetch)
     prefetch.add_argument("--query", default="", help="the user's latest message")
+    prefetch.add_argument("--deadline", type=float, default=None, help="seconds to wait")
+
+    reload = commands.add_parser("reload", help="refresh a thread's frozen snapshot now")
+    identity(reload)
+
+    schemas = commands.add_parser("schemas", help="print the tool schemas of a user's agent")
+    identity(schemas, thread=False)
+
+    turn = commands.add_parser("sync-turn", help="record a finished turn")
+    identity(turn)
+    turn.add_argument("--user-content", required=True)
+    turn.add_argument("--assistant-content", required=True)
 
     config = commands.add_parser("config", help="print a user's effective config with sources")
-    identity(config, agent=False)
+    identity(config, agent=False, thread=False)
+
+    worker = commands.add_parser("worker", help="run a worker (needs MEMSVC_REDIS_URL)")
+    worker.add_argument("--burst", action="store_true", help="exit when the job queue is empty")
+
+    log_cmd = commands.add_parser("log", help="read the event log (needs MEMSVC_REDIS_URL)")
+    log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
+    tail = log_sub.add_parser("tail", help="the newest entries, optionally following")
+    tail.add_argument("--user", default=None)
+    tail.add_argument("--type", default=None, help="event type, e.g. memory_write")
+    tail.add_argument("--limit", type=int, default=20)
+    tail.add_argument("--follow", action="store_true")
+    tail.add_argument("--json", action="store_true", dest="as_json", help="one JSON per line")
 
     commands.add_parser("demo", help="a short scripted tour of memsvc")
     return parser
 
 
-@contextlib.asynccontextmanager
-async def open_runtime(settings: ServiceSettings) -> AsyncIterator[Runtime]:
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
-    runtime = Runtime(settings, redis=redis)
-    try:
-        yield runtime
-    finally:
-        await runtime.aclose()
-        if redis is not None:
-            await redis.aclose()
-
-
 def _emit(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _client(settings: ServiceSettings) -> MemoryClient:
+    return MemoryClient(settings=settings)
 
 
 async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -78,33 +103,120 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         args = json.loads(ns.args_json)
     except json.JSONDecodeError as exc:
         raise UsageError(f"--json is not valid JSON: {exc}") from None
-    thread = validate_optional_id("thread_id", ns.thread)
-    async with open_runtime(settings) as runtime:
-        memory = await runtime.memory(ns.user, ns.agent)
-        outcome = await memory.manager.memory_tool(args, thread_id=thread)
-        await memory.manager.drain()
-    _emit(outcome.result)
-    return EXIT_OK if outcome.result.get("success") else EXIT_TOOL_FAILED
+    if not isinstance(args, dict):
+        raise UsageError("--json must be a JSON object")
+    async with _client(settings) as mem:
+        result = await mem.call_tool(ns.user, ns.agent, ns.thread, ns.name, args)
+    _emit(result)
+    return EXIT_OK if result.get("success") else EXIT_TOOL_FAILED
 
 
 async def _prefetch(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    thread = validate_optional_id("thread_id", ns.thread)
-    async with open_runtime(settings) as runtime:
-        memory = await runtime.memory(ns.user, ns.agent)
-        result = await memory.manager.prefetch_all(
-            ns.query, thread_id=thread, injection=memory.config.config.injection
-        )
-    sys.stdout.write(result.text + ("\n" if result.text else ""))
-    for provider, reason in result.skipped.items():
+    async with _client(settings) as mem:
+        ctx = await mem.prefetch(ns.user, ns.agent, ns.thread, ns.query, deadline=ns.deadline)
+    sys.stdout.write(ctx.text + ("\n" if ctx.text else ""))
+    for provider, reason in ctx.skipped.items():
         sys.stderr.write(f"memsvc: {provider} skipped: {reason}\n")
     return EXIT_OK
 
 
+async def _reload(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    async with _client(settings) as mem:
+        text = await mem.reload_snapshot(ns.user, ns.agent, ns.thread)
+    sys.stdout.write(text + ("\n" if text else ""))
+    return EXIT_OK
+
+
+async def _schemas(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    async with _client(settings) as mem:
+        _emit(await mem.tool_schemas(ns.user, ns.agent))
+    return EXIT_OK
+
+
+async def _sync_turn(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    async with _client(settings) as mem:
+        event_id = await mem.sync_turn(
+            ns.user,
+            ns.agent,
+            ns.thread,
+            user_content=ns.user_content,
+            assistant_content=ns.assistant_content,
+        )
+    _emit({"event_id": event_id})
+    return EXIT_OK
+
+
 async def _config(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    async with open_runtime(settings) as runtime:
-        effective = await runtime.configs.effective(ns.user)
-    values = effective.config.model_dump(mode="json")
-    _emit({"config": values, "sources": dict(effective.sources)})
+    loader = ConfigLoader(DataLayout.at(settings.data_dir), settings.config)
+    effective = await loader.effective(ns.user)
+    _emit({"config": effective.config.model_dump(mode="json"), "sources": dict(effective.sources)})
+    return EXIT_OK
+
+
+def _needs_redis(settings: ServiceSettings, command: str) -> str:
+    if not settings.redis_url:
+        raise UsageError(
+            f"'{command}' needs MEMSVC_REDIS_URL (the embedded store lives and dies "
+            "with one command)"
+        )
+    return settings.redis_url
+
+
+def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    _needs_redis(settings, "worker")
+    from arq.worker import run_worker
+
+    from workers.settings import WorkerSettings
+
+    run_worker(WorkerSettings, burst=ns.burst)  # type: ignore[arg-type]
+    return EXIT_OK
+
+
+def _format(entry: LogEntry) -> str:
+    at = datetime.datetime.fromtimestamp(entry.at, datetime.UTC).strftime("%H:%M:%S.%f")[:-3]
+    detail = entry.detail
+    ms = f"{detail['ms']:.1f}ms" if isinstance(detail.get("ms"), int | float) else ""
+    summary = (
+        detail.get("error")
+        or detail.get("result")
+        or {k: v for k, v in detail.items() if k not in ("worker", "deliveries", "ms", "raw")}
+    )
+    if isinstance(summary, dict):
+        summary = {k: v for k, v in summary.items() if k not in ("note", "done")}
+    text = json.dumps(summary, ensure_ascii=False)
+    text = text if len(text) <= 160 else text[:157] + "..."
+    return (
+        f"{at}  {entry.outcome:<7} {entry.type:<16} {entry.user_id}/{entry.agent_id}/"
+        f"{entry.thread_id}  {ms:>8}  {text}"
+    )
+
+
+async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    redis = Redis.from_url(_needs_redis(settings, "log"))
+    event_log = EventLog(redis, Keys(settings.key_prefix))
+
+    def wanted(entry: LogEntry) -> bool:
+        return (ns.user is None or entry.user_id == ns.user) and (
+            ns.type is None or entry.type == ns.type
+        )
+
+    def show(entry: LogEntry) -> None:
+        if ns.as_json:
+            sys.stdout.write(json.dumps(entry.__dict__, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(_format(entry) + "\n")
+        sys.stdout.flush()
+
+    try:
+        matched = [e async for e in event_log.entries() if wanted(e)][-ns.limit :]
+        for entry in matched:
+            show(entry)
+        if ns.follow:
+            async for entry in event_log.follow():
+                if wanted(entry):
+                    show(entry)
+    finally:
+        await redis.aclose()
     return EXIT_OK
 
 
@@ -114,7 +226,16 @@ async def _demo(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     return await run_demo(settings)
 
 
-_COMMANDS = {"tool": _tool, "prefetch": _prefetch, "config": _config, "demo": _demo}
+_ASYNC_COMMANDS = {
+    "tool": _tool,
+    "prefetch": _prefetch,
+    "reload": _reload,
+    "schemas": _schemas,
+    "sync-turn": _sync_turn,
+    "config": _config,
+    "log": _log,
+    "demo": _demo,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,14 +243,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = ServiceSettings()
     except ValidationError as exc:
-        sys.stderr.write(f"memsvc: bad MEMSVC_* setting: {exc.errors()[0]['msg']}\n")
+        sys.stderr.write(f"memsvc: bad MEMSVC_* setting: {describe(exc)}\n")
         return EXIT_BAD_INPUT
     configure_logging(settings.log_level)
     try:
-        return asyncio.run(_COMMANDS[ns.command](settings, ns))
-    except (UsageError, InvalidIdError, PathEscapeError, ConfigError) as exc:
+        if ns.command == "worker":
+            return _worker(settings, ns)
+        return asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
+    except (UsageError, InvalidIdError, PathEscapeError, ConfigError, MemoryServiceError) as exc:
         sys.stderr.write(f"memsvc: {exc}\n")
         return EXIT_BAD_INPUT
+    except ValidationError as exc:
+        sys.stderr.write(f"memsvc: invalid input: {describe(exc)}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, Valid
 
 from memsvc.atomicfile import read_bytes
 from memsvc.paths import DataLayout
+from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
 
@@ -147,10 +148,7 @@ def _validate(data: Mapping[str, Any], where: str) -> MemoryConfig:
     try:
         return MemoryConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"{where}: {problems}") from None
+        raise ConfigError(f"{where}: {describe(exc, root='memory')}") from None
 
 
 def check_override(data: Any, where: str) -> dict[str, Any]:

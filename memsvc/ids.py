@@ -13,6 +13,7 @@ import unicodedata
 from typing import Literal
 
 MAX_ID_LENGTH = 128
+DEFAULT_THREAD = "default"  # the session of calls that name no thread
 _EXTRA_CHARS = frozenset("._-@+")
 
 IdKind = Literal["user_id", "agent_id", "thread_id"]

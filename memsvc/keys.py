@@ -1,13 +1,24 @@
 """Every Redis key memsvc uses, in one place.
 
-Each key of a user carries the hash tag ``{<user_id>}`` so that all of a user's
-keys live in one slot of a Redis Cluster (locks and the data they guard can be
-used in one transaction or script).
+Each key that holds a user's state carries the hash tag ``{<user_id>}``, so all
+of a user's keys live in one slot of a Redis Cluster and can be used together
+in one script. The service-wide streams and lists carry no user tag.
 
 | key | type | ttl | holds |
 |---|---|---|---|
+| ``{p}:events`` | stream | ``MAXLEN ~`` | inbound events; consumer group ``{p}:workers`` |
+| ``{p}:log`` | stream | ``MAXLEN ~`` + age | every event with its outcome |
+| ``{p}:events:dead`` | list | - | events that could not be processed, with the error |
+| ``{p}:jobs:dead`` | list | - | background jobs that ran out of tries or age |
+| ``{p}:inbox:<client>`` | list | 60 s | replies to one client process |
+| ``{p}:arq`` | arq queue | - | background jobs (arq adds ``arq:job:<id>`` etc.) |
 | ``{p}:{<user>}:lock:user`` | string | lease | writer lock of the user's ``USER.md`` |
 | ``{p}:{<user>}:lock:memory:<agent>`` | string | lease | writer lock of an agent's ``MEMORY.md`` |
+| ``{p}:{<user>}:snap:<agent>:<thread>`` | string | snapshot ttl | a thread's frozen snapshot |
+| ``{p}:{<user>}:fails:<agent>:<thread>`` | string | 1 h | consolidation failures this turn |
+| ``{p}:{<user>}:thread:<agent>`` | string | session ttl | the agent's most recent thread |
+| ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
+| ``{p}:{<user>}:receipt:<event>`` | hash | receipt ttl | outcome of an applied write event |
 """
 
 from __future__ import annotations
@@ -29,7 +40,55 @@ class Keys:
     def _user(self, user_id: str) -> str:
         return f"{self.prefix}:{{{validate_id('user_id', user_id)}}}"
 
+    def _thread(self, kind: str, user_id: str, agent_id: str, thread_id: str) -> str:
+        agent = validate_id("agent_id", agent_id)
+        return f"{self._user(user_id)}:{kind}:{agent}:{validate_id('thread_id', thread_id)}"
+
+    # service-wide
+    @property
+    def events(self) -> str:
+        return f"{self.prefix}:events"
+
+    @property
+    def workers_group(self) -> str:
+        return f"{self.prefix}:workers"
+
+    @property
+    def log(self) -> str:
+        return f"{self.prefix}:log"
+
+    @property
+    def dead_events(self) -> str:
+        return f"{self.prefix}:events:dead"
+
+    @property
+    def dead_jobs(self) -> str:
+        return f"{self.prefix}:jobs:dead"
+
+    @property
+    def job_queue(self) -> str:
+        return f"{self.prefix}:arq"
+
+    def inbox(self, client_id: str) -> str:
+        return f"{self.prefix}:inbox:{client_id}"
+
+    # per user
     def store_lock(self, target: Target, user_id: str, agent_id: str) -> str:
         if target == "user":
             return f"{self._user(user_id)}:lock:user"
         return f"{self._user(user_id)}:lock:memory:{validate_id('agent_id', agent_id)}"
+
+    def snapshot(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("snap", user_id, agent_id, thread_id)
+
+    def failures(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("fails", user_id, agent_id, thread_id)
+
+    def turns(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("turns", user_id, agent_id, thread_id)
+
+    def last_thread(self, user_id: str, agent_id: str) -> str:
+        return f"{self._user(user_id)}:thread:{validate_id('agent_id', agent_id)}"
+
+    def receipt(self, user_id: str, event_id: str) -> str:
+        return f"{self._user(user_id)}:receipt:{event_id}"

@@ -94,7 +94,7 @@ class RedisLocks:
         self._lease = lease_seconds
         self._wait = wait_seconds
         self._poll = poll_seconds
-        self._local = _LocalQueues()
+        self._local = LocalQueues()
 
     @contextlib.asynccontextmanager
     async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
@@ -131,14 +131,17 @@ class RedisLocks:
             log.warning("lock_release_failed", lock=lock.name, error=str(exc))
 
 
-class _LocalQueues:
-    """One asyncio lock per key while anyone in this process waits for or holds it."""
+class LocalQueues:
+    """First come, first served per key, within this process.
+
+    One asyncio lock per key, kept only while someone waits for or holds it.
+    """
 
     def __init__(self) -> None:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     @contextlib.asynccontextmanager
-    async def turn(self, key: str, wait_seconds: float) -> AsyncIterator[None]:
+    async def turn(self, key: str, wait_seconds: float | None = None) -> AsyncIterator[None]:
         lock, users = self._locks.get(key, (asyncio.Lock(), 0))
         self._locks[key] = (lock, users + 1)
         try:
@@ -170,7 +173,7 @@ class FileLocks:
         self._layout = layout
         self._wait = wait_seconds
         self._poll = poll_seconds
-        self._local = _LocalQueues()
+        self._local = LocalQueues()
 
     @contextlib.asynccontextmanager
     async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:

@@ -19,13 +19,29 @@ from typing import Any, TypeVar
 import structlog
 
 from memsvc.config import InjectionConfig
+from memsvc.edits import Action
+from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
+from memsvc.receipts import EventReceipt
 from memsvc.tool import MEMORY_SCHEMA, ToolOutcome
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MirrorRequest:
+    """One builtin change for the external provider to follow."""
+
+    action: Action
+    target: Target
+    content: str
+    metadata: dict[str, Any]
+
+
+MirrorSink = Callable[[MirrorRequest], Awaitable[None]]
 
 
 class ProviderLimitError(ValueError):
@@ -57,11 +73,15 @@ class MemoryManager:
         *,
         hook_timeout: float = 5.0,
         prefetch_timeout: float = 3.0,
+        mirror: MirrorSink | None = None,
     ) -> None:
+        """``mirror`` hands builtin changes to whatever runs them off the request path
+        (a job queue in a worker); without one they run as tasks of this process."""
         self.builtin = builtin
         self.external: MemoryProvider | None = None
         self._hook_timeout = hook_timeout
         self._prefetch_timeout = prefetch_timeout
+        self._mirror = mirror or self._mirror_in_background
         self._background: set[asyncio.Task[None]] = set()
 
     def add_provider(self, provider: MemoryProvider) -> None:
@@ -154,7 +174,9 @@ class MemoryManager:
         self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
     ) -> str:
         if tool_name == MEMORY_SCHEMA["name"]:
-            return (await self.memory_tool(args, thread_id=thread_id)).text
+            written = await self.memory_tool(args, thread_id=thread_id)
+            await self.mirror(written, thread_id=thread_id)
+            return written.text
         external = self.external
         if external is not None and tool_name in {s["name"] for s in self.tool_schemas()}:
             outcome = await self._call(
@@ -171,26 +193,37 @@ class MemoryManager:
             return outcome
         return json.dumps({"success": False, "error": f"Unknown tool '{tool_name}'."})
 
-    async def memory_tool(self, args: Any, *, thread_id: str = "") -> ToolOutcome:
-        """The builtin ``memory`` tool; successful changes are mirrored in the background."""
-        outcome = await self.builtin.tool_call(args, thread_id=thread_id)
-        if outcome.changes and self.external is not None:
-            meta = {
-                "user_id": self.builtin.store.user_id,
-                "agent_id": self.builtin.store.agent_id,
-                "thread_id": thread_id,
-            }
-            for change in outcome.changes:
-                extra = {"previous": change.previous} if change.previous is not None else {}
-                self._spawn(
-                    self.on_memory_write(
-                        change.action, outcome.target, change.content, {**meta, **extra}
-                    )
-                )
-        return outcome
+    async def memory_tool(
+        self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        """The builtin ``memory`` tool alone; call :meth:`mirror` once the result is sent."""
+        return await self.builtin.tool_call(args, thread_id=thread_id, receipt=receipt)
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
+    async def mirror(self, outcome: ToolOutcome, *, thread_id: str, event_id: str = "") -> None:
+        """Hand each builtin change of ``outcome`` to the external provider's mirror."""
+        if not outcome.changes or self.external is None:
+            return
+        meta = {
+            "user_id": self.builtin.store.user_id,
+            "agent_id": self.builtin.store.agent_id,
+            "thread_id": thread_id,
+            "event_id": event_id,
+        }
+        for index, change in enumerate(outcome.changes):
+            extra = {"previous": change.previous} if change.previous is not None else {}
+            await self._mirror(
+                MirrorRequest(
+                    change.action,
+                    outcome.target,
+                    change.content,
+                    {**meta, "change_index": index, **extra},
+                )
+            )
+
+    async def _mirror_in_background(self, request: MirrorRequest) -> None:
+        task = asyncio.ensure_future(
+            self.on_memory_write(request.action, request.target, request.content, request.metadata)
+        )
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -239,11 +272,13 @@ class MemoryManager:
         )
 
     async def sync_turn_all(
-        self, user_content: str, assistant_content: str, *, thread_id: str = ""
+        self, user_content: str, assistant_content: str, *, thread_id: str, turn_index: int = 0
     ) -> None:
         await self._fan_out(
             "sync_turn",
-            lambda p: p.sync_turn(user_content, assistant_content, thread_id=thread_id),
+            lambda p: p.sync_turn(
+                user_content, assistant_content, thread_id=thread_id, turn_index=turn_index
+            ),
         )
 
     async def on_session_switch(
@@ -257,7 +292,11 @@ class MemoryManager:
         )
 
     async def on_memory_write(
-        self, action: Any, target: Any, content: str, metadata: dict[str, Any] | None = None
+        self,
+        action: Action,
+        target: Target,
+        content: str,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         """Only the external provider hears of builtin writes: the builtin made them."""
         external = self.external

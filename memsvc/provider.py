@@ -45,9 +45,9 @@ class MemoryProvider(ABC):
         """Start preparing the next turn's context in the background."""
 
     async def sync_turn(
-        self, user_content: str, assistant_content: str, *, thread_id: str = ""
+        self, user_content: str, assistant_content: str, *, thread_id: str = "", turn_index: int = 0
     ) -> None:
-        """Persist a finished turn."""
+        """Persist a finished turn; ``turn_index`` (1-based, stable across retries) names it."""
 
     @abstractmethod
     def get_tool_schemas(self) -> list[dict[str, Any]]:

@@ -1,30 +1,38 @@
 """What one memsvc process shares between the agents it serves.
 
-The data layout, the config loader, the writer locks (Redis when a Redis is
-configured, ``flock`` otherwise), the snapshot cache and a bounded cache of
-managers per (user, agent). Entry points build one ``Runtime`` and ask it for
-managers; nothing else constructs providers.
+The data layout, the config loader, Redis and everything kept in it (snapshots,
+session state, receipts, the bus and its log), the writer locks (Redis leases
+when Redis is a real server, ``flock`` for the embedded store) and a bounded
+cache of managers per (user, agent). Entry points build one ``Runtime`` and ask
+it for managers; nothing else constructs providers.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from memsvc.bus import EventBus
 from memsvc.config import ConfigLoader, EffectiveConfig
+from memsvc.eventlog import EventLog
 from memsvc.ids import validate_id
+from memsvc.jobs import DeadLetters, JobQueue
 from memsvc.keys import Keys
 from memsvc.locks import FileLocks, RedisLocks, WriteLocks
-from memsvc.manager import MemoryManager
+from memsvc.manager import MemoryManager, MirrorRequest
 from memsvc.paths import DataLayout
 from memsvc.providers.builtin import BuiltinProvider
+from memsvc.receipts import Receipts
 from memsvc.security import Scanner
+from memsvc.sessions import SessionState
 from memsvc.settings import ServiceSettings
-from memsvc.snapshot import LocalSnapshotCache, SnapshotCache
+from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import TurnFailures
+
+MIRROR_JOB = "mirror_write"
 
 
 @dataclass(frozen=True)
@@ -39,12 +47,16 @@ class Runtime:
     def __init__(
         self,
         settings: ServiceSettings,
+        redis: Redis,
         *,
-        redis: Redis | None = None,
-        snapshots: SnapshotCache | None = None,
+        shared_redis: bool = True,
+        jobs: JobQueue | None = None,
         max_managers: int = 1024,
     ) -> None:
+        """``shared_redis`` is false for the embedded store, which no other process sees:
+        file locks then serialise writers on this host instead of Redis leases."""
         self.settings = settings
+        self.redis = redis
         self.layout = DataLayout.at(settings.data_dir)
         self.configs = ConfigLoader(self.layout, settings.config)
         self.keys = Keys(settings.key_prefix)
@@ -55,11 +67,23 @@ class Runtime:
                 lease_seconds=settings.lock_lease_seconds,
                 wait_seconds=settings.lock_wait_seconds,
             )
-            if redis is not None
+            if shared_redis
             else FileLocks(self.layout, wait_seconds=settings.lock_wait_seconds)
         )
-        self.snapshots = snapshots or LocalSnapshotCache()
-        self.failures = TurnFailures()
+        self.snapshots = RedisSnapshotCache(
+            redis, self.keys, ttl_seconds=settings.snapshot_ttl_seconds
+        )
+        self.sessions = SessionState(redis, self.keys)
+        self.receipts = Receipts(redis, self.keys)
+        self.log = EventLog(
+            redis,
+            self.keys,
+            max_entries=settings.log_max_entries,
+            retention_seconds=settings.log_retention_seconds,
+        )
+        self.bus = EventBus(redis, self.keys, self.log)
+        self.dead_letters = DeadLetters(redis, self.keys)
+        self.jobs = jobs
         self._max_managers = max_managers
         self._managers: OrderedDict[tuple[str, str], MemoryManager] = OrderedDict()
 
@@ -92,7 +116,28 @@ class Runtime:
             scan_content=config.security.scan_content,
             block_invisible_unicode=config.security.block_invisible_unicode,
         )
-        return MemoryManager(BuiltinProvider(store, scanner, self.snapshots, self.failures))
+        builtin = BuiltinProvider(
+            store, scanner, self.snapshots, self.sessions.failures(user_id, agent_id)
+        )
+        mirror = self._enqueue_mirror if self.jobs is not None else None
+        return MemoryManager(
+            builtin, prefetch_timeout=self.settings.prefetch_timeout_seconds, mirror=mirror
+        )
+
+    async def _enqueue_mirror(self, request: MirrorRequest) -> None:
+        assert self.jobs is not None
+        meta = request.metadata
+        event_id = meta.get("event_id") or uuid.uuid4().hex
+        await self.jobs.enqueue(
+            MIRROR_JOB,
+            {
+                "action": request.action,
+                "target": request.target,
+                "content": request.content,
+                "metadata": meta,
+            },
+            job_id=f"{self.keys.prefix}:mirror:{event_id}:{meta.get('change_index', 0)}",
+        )
 
     async def aclose(self) -> None:
         while self._managers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field, PositiveFloat
+from pydantic import Field, PositiveFloat, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -31,3 +31,24 @@ class ServiceSettings(BaseSettings):
     lock_lease_seconds: PositiveFloat = 10.0  # a writer that stalls longer loses its lock
     lock_wait_seconds: PositiveFloat = 10.0  # how long a writer queues for a busy file
     log_level: str = "warning"
+
+    # request path
+    prefetch_deadline_seconds: PositiveFloat = 1.0  # the client's wait for a prefetch reply
+    tool_deadline_seconds: PositiveFloat = 10.0  # the client's wait for a tool result
+    prefetch_timeout_seconds: PositiveFloat = 0.8  # a worker's cut-off per provider
+
+    # workers
+    worker_concurrency: PositiveInt = 128  # events in flight per worker process
+    claim_idle_seconds: PositiveFloat = 15.0  # a dead worker's events move on after this
+    max_deliveries: PositiveInt = 5  # then an event that keeps failing is parked
+    event_timeout_seconds: PositiveFloat = 30.0
+    job_concurrency: PositiveInt = 50
+    job_poll_seconds: PositiveFloat = 0.05
+    job_timeout_seconds: PositiveInt = 30  # keep jobs short: a killed job waits this + 10 s
+    job_max_tries: PositiveInt = 12
+    job_max_age_seconds: PositiveFloat = 6 * 3600
+
+    # retention
+    snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600
+    log_max_entries: PositiveInt = 200_000
+    log_retention_seconds: PositiveFloat = 7 * 24 * 3600

@@ -3,16 +3,20 @@
 Rendered exactly as Hermes Agent 0.19.0 renders it (same header, usage figure,
 separators and block order), from entries that went through the scanner, so a
 poisoned entry on disk reaches the prompt only as a placeholder. A snapshot is
-taken once per session (thread) and then served unchanged: the prompt prefix
-stays byte-stable, which keeps the model provider's prefix cache warm.
+taken once per session (thread), kept in Redis, and then served unchanged by
+every worker: the prompt prefix stays byte-stable, which keeps the model
+provider's prefix cache warm.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import json
 from dataclasses import dataclass
 from typing import Protocol
 
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
 from memsvc.memfile import ENTRY_DELIMITER, char_count
 from memsvc.paths import Target
 
@@ -63,29 +67,39 @@ class SnapshotCache(Protocol):
     async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None: ...
 
 
-class LocalSnapshotCache:
-    """Snapshots of the most recent threads, in this process."""
+class RedisSnapshotCache:
+    """Snapshots in Redis, so every worker on every host serves a thread the same bytes."""
 
-    def __init__(self, max_threads: int = 10_000) -> None:
-        self._max = max_threads
-        self._items: OrderedDict[tuple[str, str, str], Snapshot] = OrderedDict()
+    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._ttl = ttl_seconds
 
     async def get(self, user_id: str, agent_id: str, thread_id: str) -> Snapshot | None:
-        key = (user_id, agent_id, thread_id)
-        snapshot = self._items.get(key)
-        if snapshot is not None:
-            self._items.move_to_end(key)
-        return snapshot
+        key = self._keys.snapshot(user_id, agent_id, thread_id)
+        raw = await self._redis.get(key)
+        return None if raw is None else _decode(raw)
 
     async def put_first(
         self, user_id: str, agent_id: str, thread_id: str, snapshot: Snapshot
     ) -> Snapshot:
-        key = (user_id, agent_id, thread_id)
-        kept = self._items.setdefault(key, snapshot)
-        self._items.move_to_end(key)
-        while len(self._items) > self._max:
-            self._items.popitem(last=False)
-        return kept
+        key = self._keys.snapshot(user_id, agent_id, thread_id)
+        if await self._redis.set(key, _encode(snapshot), nx=True, ex=self._ttl):
+            return snapshot
+        raw = await self._redis.get(key)
+        return snapshot if raw is None else _decode(raw)
 
     async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None:
-        self._items.pop((user_id, agent_id, thread_id), None)
+        await self._redis.delete(self._keys.snapshot(user_id, agent_id, thread_id))
+
+
+def _encode(snapshot: Snapshot) -> str:
+    return json.dumps(
+        {"memory": snapshot.memory_block, "user": snapshot.user_block, "at": snapshot.taken_at},
+        ensure_ascii=False,
+    )
+
+
+def _decode(raw: bytes | str) -> Snapshot:
+    data = json.loads(raw)
+    return Snapshot(memory_block=data["memory"], user_block=data["user"], taken_at=data["at"])

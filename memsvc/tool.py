@@ -11,19 +11,21 @@ through the scanner first, so a poisoned entry is never echoed raw.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memsvc.edits import Change, EditRejected, Op
+from memsvc.edits import Applied, Change, EditRejected, Op
 from memsvc.locks import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.memfile import char_count, entry_problem, normalise_newlines
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
+from memsvc.receipts import EventReceipt, Receipt
 from memsvc.security import MAX_SCAN_CHARS, Scanner
 from memsvc.snapshot import usage_figures
-from memsvc.store import BuiltinStore
+from memsvc.store import AlreadyApplied, BuiltinStore
+from memsvc.validation import describe
 
 MAX_ARGS_BYTES = 64 * 1024
 MAX_OPERATIONS = 50
@@ -143,33 +145,62 @@ def _error(message: str, **extra: Any) -> dict[str, Any]:
     return {"success": False, "error": message, **extra}
 
 
-class TurnFailures:
+class FailureCounter(Protocol):
     """Consecutive consolidation failures per thread, reset when a turn starts."""
 
-    def __init__(self, max_threads: int = 10_000) -> None:
-        self._max = max_threads
-        self._counts: OrderedDict[str, int] = OrderedDict()
+    async def record(self, thread_id: str) -> int: ...
 
-    def record(self, thread_id: str) -> int:
-        count = self._counts.pop(thread_id, 0) + 1
-        self._counts[thread_id] = count
-        while len(self._counts) > self._max:
-            self._counts.popitem(last=False)
-        return count
+    async def reset(self, thread_id: str) -> None: ...
 
-    def reset(self, thread_id: str) -> None:
-        self._counts.pop(thread_id, None)
+
+class _ReceiptGuard:
+    """Connects the store's exactly-once hooks to an event's receipt."""
+
+    def __init__(
+        self, receipt: EventReceipt, target: Target, result_of: Callable[[Applied], dict[str, Any]]
+    ) -> None:
+        self._receipt = receipt
+        self._target = target
+        self._result_of = result_of
+        self.prior: Receipt | None = None
+
+    async def already_applied(self, entries: list[str], digest: str) -> bool:
+        self.prior = await self._receipt.load()  # under the lock: sees any concurrent delivery
+        return self.prior is not None and self.prior.committed(entries, digest)
+
+    async def committing(self, applied: Applied, before: str, after: str) -> None:
+        await self._receipt.record(
+            "intent",
+            self._result_of(applied),
+            self._target,
+            applied.changes,
+            before=before,
+            after=after,
+        )
 
 
 class MemoryTool:
     """The handler of the ``memory`` tool for one (user, agent)."""
 
-    def __init__(self, store: BuiltinStore, scanner: Scanner, failures: TurnFailures) -> None:
+    def __init__(self, store: BuiltinStore, scanner: Scanner, failures: FailureCounter) -> None:
         self._store = store
         self._scanner = scanner
         self._failures = failures
 
-    async def call(self, args: Any, *, thread_id: str = "") -> ToolOutcome:
+    async def call(
+        self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        """Run one call; with a ``receipt``, a redelivered call has its effects only once."""
+        if receipt is not None:
+            prior = await receipt.load()
+            if prior is not None and prior.state == "done":
+                return ToolOutcome(prior.result, prior.target, prior.changes)
+        outcome = await self._call(args, thread_id, receipt)
+        if receipt is not None and not outcome.result.get("retryable"):
+            await receipt.record("done", outcome.result, outcome.target, outcome.changes)
+        return outcome
+
+    async def _call(self, args: Any, thread_id: str, receipt: EventReceipt | None) -> ToolOutcome:
         parsed = _parse_args(args)
         if isinstance(parsed, str):
             return ToolOutcome(_error(parsed))
@@ -188,7 +219,7 @@ class MemoryTool:
         ops = [Op(a, _clean(c), _clean(t)) for a, c, t in raw_ops]
         if problem := self._content_problem(ops, batch, self._store.limits.of(target)):
             return ToolOutcome(_error(problem), target)
-        return await self._write(target, ops, batch, thread_id)
+        return await self._write(target, ops, batch, thread_id, receipt)
 
     async def _check_single(
         self, parsed: MemoryToolArgs, target: Target
@@ -236,15 +267,27 @@ class MemoryTool:
         return None
 
     async def _write(
-        self, target: Target, ops: list[Op], batch: bool, thread_id: str
+        self,
+        target: Target,
+        ops: list[Op],
+        batch: bool,
+        thread_id: str,
+        receipt: EventReceipt | None,
     ) -> ToolOutcome:
+        def result_of(applied: Applied) -> dict[str, Any]:
+            return self._success(target, ops, applied, batch)
+
+        guard = _ReceiptGuard(receipt, target, result_of) if receipt is not None else None
         try:
-            applied = await self._store.write(target, ops)
+            applied = await self._store.write(target, ops, guard=guard)
+        except AlreadyApplied:
+            assert guard is not None and guard.prior is not None
+            return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
         except EditRejected as rejected:
             entries = await self._store.read(target)
             error, counts = self._rejection(rejected, target, entries, ops, batch)
             if counts:
-                error = self._count_failure(error, thread_id)
+                error = await self._count_failure(error, thread_id)
             return ToolOutcome(error, target)
         except (LockTimeoutError, LockLostError):
             return ToolOutcome(
@@ -265,7 +308,12 @@ class MemoryTool:
                 ),
                 target,
             )
-        self._failures.reset(thread_id)
+        await self._failures.reset(thread_id)
+        return ToolOutcome(result_of(applied), target, applied.changes)
+
+    def _success(
+        self, target: Target, ops: list[Op], applied: Applied, batch: bool
+    ) -> dict[str, Any]:
         result: dict[str, Any] = {
             "success": True,
             "done": True,
@@ -275,12 +323,11 @@ class MemoryTool:
             "message": self._success_message(ops, applied.changes, batch),
         }
         replaced = [c.previous for c in applied.changes if c.action == "replace" and c.previous]
-        if not batch and replaced:
-            result["replaced"] = self._shown(replaced, target)[0]
-        elif batch and replaced:
-            result["replaced"] = self._shown(replaced, target)
+        if replaced:
+            shown = self._shown(replaced, target)
+            result["replaced"] = shown if batch else shown[0]
         result["note"] = "Write saved. This update is complete — do not repeat it."
-        return ToolOutcome(result, target, applied.changes)
+        return result
 
     @staticmethod
     def _success_message(ops: list[Op], changes: list[Change], batch: bool) -> str:
@@ -361,8 +408,8 @@ class MemoryTool:
             )
         return _error(message, current_entries=shown, usage=usage), True
 
-    def _count_failure(self, result: dict[str, Any], thread_id: str) -> dict[str, Any]:
-        count = self._failures.record(thread_id)
+    async def _count_failure(self, result: dict[str, Any], thread_id: str) -> dict[str, Any]:
+        count = await self._failures.record(thread_id)
         if count <= MAX_CONSOLIDATION_FAILURES_PER_TURN:
             return result
         return {
@@ -409,8 +456,4 @@ def _parse_args(args: Any) -> MemoryToolArgs | str:
     try:
         return MemoryToolArgs.model_validate(args)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        return f"Invalid memory arguments: {problems}."
+        return f"Invalid memory arguments: {describe(exc, root='arguments')}."

@@ -14,6 +14,8 @@ from redis.asyncio import Redis
 from memsvc.keys import Keys
 from memsvc.locks import FileLocks, RedisLocks
 from memsvc.paths import DataLayout
+from memsvc.sessions import SessionState, TurnFailures
+from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore, Limits
 
 REAL_REDIS_URL = os.environ.get("MEMSVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -55,6 +57,16 @@ async def real_redis(test_prefix: str) -> AsyncIterator[Redis]:
     if keys:
         await client.delete(*keys)
     await client.aclose()
+
+
+@pytest.fixture
+def failures(fake_redis: Redis) -> TurnFailures:
+    return SessionState(fake_redis, Keys("memsvc-test")).failures("u1", "a1")
+
+
+@pytest.fixture
+def snapshots(fake_redis: Redis) -> RedisSnapshotCache:
+    return RedisSnapshotCache(fake_redis, Keys("memsvc-test"))
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The builtin provider: the Hermes-format files as a frozen snapshot and the ``memory`` tool.
 
-A thread's snapshot is taken on its first prefetch and served unchanged until
+Calls that name no thread share the ``default`` one. A thread's snapshot is taken
+on its first prefetch and served unchanged until
 the thread ends or someone reloads it on purpose; writes made meanwhile reach
 disk at once and the prompt of the next session.
 """
@@ -10,12 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import MEMORY_FILE, USER_FILE
 from memsvc.provider import MemoryProvider
+from memsvc.receipts import EventReceipt
 from memsvc.security import Scanner
 from memsvc.snapshot import Snapshot, SnapshotCache, render_block
 from memsvc.store import BuiltinStore
-from memsvc.tool import MEMORY_SCHEMA, MemoryTool, ToolOutcome, TurnFailures
+from memsvc.tool import MEMORY_SCHEMA, FailureCounter, MemoryTool, ToolOutcome
 
 
 class BuiltinProvider(MemoryProvider):
@@ -24,7 +27,7 @@ class BuiltinProvider(MemoryProvider):
         store: BuiltinStore,
         scanner: Scanner,
         snapshots: SnapshotCache,
-        failures: TurnFailures,
+        failures: FailureCounter,
     ) -> None:
         self.store = store
         self._scanner = scanner
@@ -55,7 +58,7 @@ class BuiltinProvider(MemoryProvider):
 
     async def snapshot(self, thread_id: str) -> Snapshot:
         """The thread's frozen snapshot, taking it if this is the thread's first turn."""
-        ids = (self.store.user_id, self.store.agent_id, thread_id)
+        ids = (self.store.user_id, self.store.agent_id, thread_id or DEFAULT_THREAD)
         frozen = await self._snapshots.get(*ids)
         if frozen is not None:
             return frozen
@@ -63,18 +66,21 @@ class BuiltinProvider(MemoryProvider):
 
     async def reload(self, thread_id: str) -> Snapshot:
         """Replace the thread's snapshot with the files as they are now."""
+        thread_id = thread_id or DEFAULT_THREAD
         await self._snapshots.drop(self.store.user_id, self.store.agent_id, thread_id)
         return await self.snapshot(thread_id)
 
     async def prefetch(self, query: str, *, thread_id: str = "") -> str:
-        self._failures.reset(thread_id)  # a prefetch starts a turn
+        await self._failures.reset(thread_id or DEFAULT_THREAD)  # a prefetch starts a turn
         return (await self.snapshot(thread_id)).text
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return [MEMORY_SCHEMA]
 
-    async def tool_call(self, args: Any, *, thread_id: str = "") -> ToolOutcome:
-        return await self._tool.call(args, thread_id=thread_id)
+    async def tool_call(
+        self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        return await self._tool.call(args, thread_id=thread_id or DEFAULT_THREAD, receipt=receipt)
 
     async def handle_tool_call(
         self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
@@ -88,6 +94,7 @@ class BuiltinProvider(MemoryProvider):
     ) -> None:
         """A branch keeps its parent's prompt (and cache); a reset starts from disk."""
         user_id, agent_id = self.store.user_id, self.store.agent_id
+        new_thread_id = new_thread_id or DEFAULT_THREAD
         if not reset and parent_thread_id:
             parent = await self._snapshots.get(user_id, agent_id, parent_thread_id)
             if parent is not None:

@@ -26,16 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from memsvc.edits import Op, apply
+from memsvc.keys import Keys
 from memsvc.locks import FileLocks
 from memsvc.memfile import parse, serialise
 from memsvc.paths import DataLayout, Target
 from memsvc.providers.builtin import BuiltinProvider
 from memsvc.security import Scanner
-from memsvc.snapshot import LocalSnapshotCache, render_block
+from memsvc.sessions import SessionState
+from memsvc.snapshot import RedisSnapshotCache, render_block
 from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import TurnFailures
 
 pytestmark = pytest.mark.integration
 
@@ -272,10 +274,12 @@ class Memsvc:
 
 
 @pytest.fixture
-def memsvc(tmp_path: Path) -> Memsvc:
+def memsvc(tmp_path: Path, fake_redis: Redis) -> Memsvc:
     layout = DataLayout.at(tmp_path / "data")
     store = BuiltinStore(layout, FileLocks(layout), user_id="u1", agent_id="a1", limits=LIMITS)
-    provider = BuiltinProvider(store, Scanner(), LocalSnapshotCache(), TurnFailures())
+    keys = Keys("hermes-compat")
+    failures = SessionState(fake_redis, keys).failures("u1", "a1")
+    provider = BuiltinProvider(store, Scanner(), RedisSnapshotCache(fake_redis, keys), failures)
     return Memsvc(store, provider)
 
 

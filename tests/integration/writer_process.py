@@ -16,8 +16,9 @@ from memsvc.keys import Keys
 from memsvc.locks import RedisLocks
 from memsvc.paths import DataLayout
 from memsvc.security import Scanner
+from memsvc.sessions import SessionState
 from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import MemoryTool, TurnFailures
+from memsvc.tool import MemoryTool
 
 
 async def main(
@@ -33,13 +34,15 @@ async def main(
         agent_id=f"agent-{worker}",
         limits=Limits(user=1_000_000),
     )
-    tool = MemoryTool(store, Scanner(), TurnFailures())
+    counter = SessionState(redis, Keys(prefix)).failures("shared-user", f"agent-{worker}")
+    tool = MemoryTool(store, Scanner(), counter)
     await asyncio.sleep(max(0.0, start_at - time.time()))
     failures = []
     for n in range(count):
         result = (
             await tool.call(
-                {"action": "add", "target": "user", "content": f"worker {worker} fact {n}"}
+                {"action": "add", "target": "user", "content": f"worker {worker} fact {n}"},
+                thread_id="t",
             )
         ).result
         if not result["success"]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from memsvc.snapshot import LocalSnapshotCache, Snapshot, render_block, usage_figures
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+from memsvc.snapshot import RedisSnapshotCache, Snapshot, render_block, usage_figures
 
 SEP = "═" * 46
 
@@ -37,20 +40,23 @@ def test_snapshot_text_joins_memory_then_user_like_hermes() -> None:
     assert Snapshot(memory_block="", user_block="U", taken_at=0).text == "U"
 
 
-async def test_the_first_snapshot_put_for_a_thread_wins() -> None:
-    cache = LocalSnapshotCache()
-    first = Snapshot("a", "", 1)
-    assert await cache.put_first("u", "a", "t", first) is first
-    assert await cache.put_first("u", "a", "t", Snapshot("b", "", 2)) is first
-    await cache.drop("u", "a", "t")
-    assert await cache.get("u", "a", "t") is None
+async def test_the_first_snapshot_put_for_a_thread_wins(snapshots: RedisSnapshotCache) -> None:
+    first = Snapshot("a", "", 1.5)
+    assert await snapshots.put_first("u", "a", "t", first) == first
+    assert await snapshots.put_first("u", "a", "t", Snapshot("b", "", 2)) == first
+    assert await snapshots.get("u", "a", "t") == first
+    await snapshots.drop("u", "a", "t")
+    assert await snapshots.get("u", "a", "t") is None
 
 
-async def test_the_cache_is_bounded_and_evicts_the_least_recent() -> None:
-    cache = LocalSnapshotCache(max_threads=2)
-    for t in ("t1", "t2"):
-        await cache.put_first("u", "a", t, Snapshot(t, "", 0))
-    await cache.get("u", "a", "t1")
-    await cache.put_first("u", "a", "t3", Snapshot("t3", "", 0))
-    assert await cache.get("u", "a", "t2") is None
-    assert await cache.get("u", "a", "t1") is not None
+async def test_snapshots_are_shared_by_every_worker_of_one_redis(fake_redis: Redis) -> None:
+    one, two = RedisSnapshotCache(fake_redis, Keys("x")), RedisSnapshotCache(fake_redis, Keys("x"))
+    await one.put_first("u", "a", "t", Snapshot("M", "U 中文 🙂", 3.0))
+    assert await two.get("u", "a", "t") == Snapshot("M", "U 中文 🙂", 3.0)
+    assert await RedisSnapshotCache(fake_redis, Keys("other")).get("u", "a", "t") is None
+
+
+async def test_snapshots_expire(fake_redis: Redis) -> None:
+    cache = RedisSnapshotCache(fake_redis, Keys("x"), ttl_seconds=60)
+    await cache.put_first("u", "a", "t", Snapshot("M", "", 0))
+    assert 0 < await fake_redis.ttl(Keys("x").snapshot("u", "a", "t")) <= 60

@@ -6,15 +6,18 @@ import asyncio
 import tempfile
 from typing import Any
 
+import fakeredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memsvc.keys import Keys
 from memsvc.locks import FileLocks
 from memsvc.memfile import char_count, entry_problem, parse, serialise, split_entries
 from memsvc.paths import DataLayout
 from memsvc.security import Scanner
+from memsvc.sessions import SessionState
 from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import MemoryTool, TurnFailures
+from memsvc.tool import MemoryTool
 
 LIMIT = 80
 # Delimiter pieces, whitespace and multi-byte text: the inputs that break naive formats.
@@ -41,11 +44,13 @@ def test_any_sequence_of_calls_keeps_the_file_canonical_and_within_its_limit(
             store = BuiltinStore(
                 layout, FileLocks(layout), user_id="u", agent_id="a", limits=Limits(user=LIMIT)
             )
-            tool = MemoryTool(store, Scanner(), TurnFailures())
+            redis = fakeredis.aioredis.FakeRedis()
+            failures = SessionState(redis, Keys("p")).failures("u", "a")
+            tool = MemoryTool(store, Scanner(), failures)
             for args in sequence:
                 before = await store.read("user")
                 raw_before = store.path("user").read_bytes() if store.path("user").exists() else b""
-                result = (await tool.call(args)).result
+                result = (await tool.call(args, thread_id="t")).result
                 raw = store.path("user").read_bytes() if store.path("user").exists() else b""
                 parsed = parse(raw)
                 assert parsed.canonical, (args, raw)

@@ -8,15 +8,17 @@ from memsvc.locks import FileLocks
 from memsvc.paths import DataLayout
 from memsvc.providers.builtin import BuiltinProvider
 from memsvc.security import Scanner
-from memsvc.snapshot import LocalSnapshotCache
+from memsvc.sessions import TurnFailures
+from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore
-from memsvc.tool import TurnFailures
 
 
 @pytest.fixture
-def provider(layout: DataLayout) -> BuiltinProvider:
+def provider(
+    layout: DataLayout, snapshots: RedisSnapshotCache, failures: TurnFailures
+) -> BuiltinProvider:
     store = BuiltinStore(layout, FileLocks(layout), user_id="u1", agent_id="a1")
-    return BuiltinProvider(store, Scanner(), LocalSnapshotCache(), TurnFailures())
+    return BuiltinProvider(store, Scanner(), snapshots, failures)
 
 
 async def add(provider: BuiltinProvider, target: str, content: str, thread: str = "t1") -> None:

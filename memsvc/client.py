@@ -1,0 +1,356 @@
+"""``MemoryClient``: what an agent process imports.
+
+```python
+async with MemoryClient(redis_url="redis://...") as mem:   # or MemoryClient.from_env()
+    ctx = await mem.prefetch(user_id, agent_id, thread_id, query="...")
+    system_prompt += ctx.text
+    result = await mem.call_tool(user_id, agent_id, thread_id, "memory", args)
+    await mem.sync_turn(user_id, agent_id, thread_id, user_content=..., assistant_content=...)
+```
+
+Every call is one event on the bus. ``sync_turn`` and ``session_switch`` return
+once the event is in Redis. ``prefetch`` and ``call_tool`` wait for the worker's
+reply, pushed to this process's inbox, until a deadline: a prefetch that misses
+it returns the thread's frozen snapshot if one exists and says what was
+skipped; it never raises because a provider is slow or down. Without a Redis
+URL the client runs an embedded worker in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import structlog
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from memsvc.bus import EventBus
+from memsvc.embedded import EmbeddedService
+from memsvc.eventlog import EventLog
+from memsvc.events import (
+    NO_THREAD,
+    MemoryWriteEvent,
+    MemoryWritePayload,
+    PrefetchEvent,
+    PrefetchPayload,
+    SessionSwitchEvent,
+    SessionSwitchPayload,
+    SnapshotReloadEvent,
+    SyncTurnEvent,
+    SyncTurnPayload,
+    ToolCallEvent,
+    ToolCallPayload,
+    ToolSchemasEvent,
+    stamp,
+)
+from memsvc.ids import validate_id, validate_optional_id
+from memsvc.keys import Keys
+from memsvc.settings import ServiceSettings
+from memsvc.snapshot import RedisSnapshotCache
+from memsvc.tool import MEMORY_SCHEMA
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class PrefetchContext:
+    """What to inject this turn; ``degraded`` when the worker did not answer in time."""
+
+    text: str
+    blocks: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    degraded: bool = False
+
+
+class MemoryServiceError(RuntimeError):
+    """The service answered that it could not process a request."""
+
+
+class MemoryClient:
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        *,
+        settings: ServiceSettings | None = None,
+        redis: Redis | None = None,
+    ) -> None:
+        self._settings = settings or ServiceSettings()
+        self._url = redis_url if redis_url is not None else self._settings.redis_url
+        self._redis = redis
+        self._embedded: EmbeddedService | None = None
+        self._keys = Keys(self._settings.key_prefix)
+        self._inbox = self._keys.inbox(uuid.uuid4().hex)
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._owns_redis = redis is None
+
+    @classmethod
+    def from_env(cls) -> MemoryClient:
+        """Configured by ``MEMSVC_*``; embedded when ``MEMSVC_REDIS_URL`` is unset."""
+        return cls(settings=ServiceSettings())
+
+    @property
+    def embedded(self) -> EmbeddedService | None:
+        return self._embedded
+
+    async def __aenter__(self) -> MemoryClient:
+        if self._redis is None:
+            if self._url:
+                self._redis = Redis.from_url(self._url)
+            else:
+                self._embedded = EmbeddedService(self._settings)
+                self._redis = await self._embedded.start()
+        self._bus = EventBus(self._redis, self._keys, EventLog(self._redis, self._keys))
+        self._snapshots = RedisSnapshotCache(self._redis, self._keys)
+        self._listener = asyncio.create_task(self._listen())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+        if self._embedded is not None:
+            await self._embedded.stop()
+            self._embedded = None
+        elif self._redis is not None and self._owns_redis:
+            await self._redis.aclose()
+
+    # -- the agent's calls --------------------------------------------------------
+
+    async def prefetch(
+        self,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        query: str = "",
+        *,
+        deadline: float | None = None,
+    ) -> PrefetchContext:
+        """The memory to inject before this turn's model call."""
+        seconds = deadline or self._settings.prefetch_deadline_seconds
+        event = PrefetchEvent(
+            **self._envelope(user_id, agent_id, thread_id, seconds),
+            payload=PrefetchPayload(query=query),
+        )
+        try:
+            reply = await self._request(event, seconds)
+        except RedisError as exc:
+            return PrefetchContext(
+                text="", skipped={"service": f"Redis unavailable: {exc}"}, degraded=True
+            )
+        if reply is None:
+            return await self._fallback(event, f"no reply within {seconds:g}s")
+        if not reply.get("ok", False):
+            return await self._fallback(event, str(reply.get("error", "worker error")))
+        return PrefetchContext(
+            text=reply["text"],
+            blocks=reply.get("blocks", {}),
+            skipped=reply.get("skipped", {}),
+            timings_ms=reply.get("timings_ms", {}),
+        )
+
+    async def queue_prefetch(
+        self, user_id: str, agent_id: str, thread_id: str, query: str = ""
+    ) -> None:
+        """Ask the worker to prepare the next turn's context; returns at once."""
+        event = PrefetchEvent(
+            **self._envelope(user_id, agent_id, thread_id, None, reply=False),
+            payload=PrefetchPayload(query=query, warm=True),
+        )
+        await self._bus.publish(event)
+
+    async def call_tool(
+        self,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        name: str,
+        args: dict[str, Any],
+        *,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Run a memory tool; returns its result (the dict the model reads)."""
+        seconds = deadline or self._settings.tool_deadline_seconds
+        envelope = self._envelope(user_id, agent_id, thread_id, seconds)
+        event: MemoryWriteEvent | ToolCallEvent
+        if name == MEMORY_SCHEMA["name"]:
+            event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
+        else:
+            event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
+        reply = await self._request(event, seconds)
+        if reply is None:
+            return {
+                "success": False,
+                "pending": True,
+                "error": (
+                    f"Memory did not confirm within {seconds:g}s. The call is queued and will "
+                    "be applied once; do not repeat it in this turn."
+                ),
+            }
+        if not reply.get("ok", False):
+            return {"success": False, "error": f"Memory service error: {reply.get('error')}"}
+        result = reply if isinstance(event, MemoryWriteEvent) else reply.get("result", {})
+        return {k: v for k, v in result.items() if k not in ("id", "ok")}
+
+    async def tool_schemas(
+        self, user_id: str, agent_id: str, *, deadline: float | None = None
+    ) -> list[dict[str, Any]]:
+        """OpenAI function schemas of the tools this user's agent may call."""
+        seconds = deadline or self._settings.tool_deadline_seconds
+        event = ToolSchemasEvent(**self._envelope(user_id, agent_id, NO_THREAD, seconds))
+        reply = await self._request(event, seconds)
+        if reply is None or not reply.get("ok", False):
+            raise MemoryServiceError(
+                "no tool schemas" if reply is None else str(reply.get("error"))
+            )
+        schemas: list[dict[str, Any]] = reply["schemas"]
+        return schemas
+
+    async def sync_turn(
+        self,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        *,
+        user_content: str,
+        assistant_content: str,
+        turn_index: int | None = None,
+    ) -> str:
+        """Record a finished turn; returns the event id once it is durably in Redis.
+
+        ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
+        without it turns are numbered in the order they are processed.
+        """
+        event = SyncTurnEvent(
+            **self._envelope(user_id, agent_id, thread_id, None, reply=False),
+            payload=SyncTurnPayload(
+                user_content=user_content,
+                assistant_content=assistant_content,
+                turn_index=turn_index,
+            ),
+        )
+        await self._bus.publish(event)
+        return event.id
+
+    async def session_switch(
+        self,
+        user_id: str,
+        agent_id: str,
+        new_thread_id: str,
+        *,
+        parent_thread_id: str = "",
+        reset: bool = True,
+    ) -> str:
+        """The agent moved to ``new_thread_id``; returns the event id once it is in Redis."""
+        event = SessionSwitchEvent(
+            **self._envelope(user_id, agent_id, new_thread_id, None, reply=False),
+            payload=SessionSwitchPayload(
+                parent_thread_id=validate_optional_id("thread_id", parent_thread_id), reset=reset
+            ),
+        )
+        await self._bus.publish(event)
+        return event.id
+
+    async def reload_snapshot(
+        self, user_id: str, agent_id: str, thread_id: str, *, deadline: float | None = None
+    ) -> str:
+        """Refresh the thread's frozen snapshot from the files now; returns the new text."""
+        seconds = deadline or self._settings.tool_deadline_seconds
+        event = SnapshotReloadEvent(**self._envelope(user_id, agent_id, thread_id, seconds))
+        reply = await self._request(event, seconds)
+        if reply is None or not reply.get("ok", False):
+            raise MemoryServiceError("no reply" if reply is None else str(reply.get("error")))
+        text: str = reply["text"]
+        return text
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _envelope(
+        self,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        seconds: float | None,
+        *,
+        reply: bool = True,
+    ) -> dict[str, Any]:
+        return {
+            **stamp(),
+            "user_id": validate_id("user_id", user_id),
+            "agent_id": validate_id("agent_id", agent_id),
+            "thread_id": validate_id("thread_id", thread_id),
+            "reply_to": self._inbox if reply else None,
+            "deadline": time.time() + seconds if seconds is not None else None,
+        }
+
+    async def _request(self, event: Any, seconds: float) -> dict[str, Any] | None:
+        if self._listener is None:
+            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[event.id] = future
+        try:
+            await self._bus.publish(event)
+            return await asyncio.wait_for(future, seconds)
+        except TimeoutError:
+            return None
+        finally:
+            self._pending.pop(event.id, None)
+
+    async def _listen(self) -> None:
+        assert self._redis is not None
+        while True:
+            try:
+                item = await self._redis.blpop([self._inbox], timeout=1)  # type: ignore[misc]
+            except RedisError as exc:
+                log.warning("client_inbox_unavailable", error=str(exc))
+                await asyncio.sleep(0.5)
+                continue
+            if item is None:
+                continue
+            try:
+                reply = json.loads(item[1])
+            except ValueError:
+                log.warning("client_bad_reply", raw=item[1][:200])
+                continue
+            future = self._pending.get(reply.get("id", ""))
+            if future is not None and not future.done():
+                future.set_result(reply)
+
+    async def _fallback(self, event: PrefetchEvent, reason: str) -> PrefetchContext:
+        """What is ready without a worker: the thread's frozen snapshot, if it has one."""
+        try:
+            snapshot = await self._snapshots.get(event.user_id, event.agent_id, event.thread_id)
+        except RedisError as exc:
+            return PrefetchContext(
+                text="", skipped={"service": reason, "builtin": str(exc)}, degraded=True
+            )
+        if snapshot is None:
+            return PrefetchContext(
+                text="",
+                skipped={"service": reason, "builtin": "no frozen snapshot yet"},
+                degraded=True,
+            )
+        return PrefetchContext(
+            text=snapshot.text,
+            blocks={"builtin": snapshot.text},
+            skipped={"service": reason},
+            degraded=True,
+        )

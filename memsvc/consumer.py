@@ -1,0 +1,221 @@
+"""The worker's event loop: read, handle, reply, log, acknowledge.
+
+A blocked ``XREADGROUP`` wakes as soon as an event arrives (no poll interval on
+the request path). Up to ``concurrency`` events run at once. An event is
+acknowledged only after its reply and log record are written, so a worker that
+dies mid-event leaves it pending, and after ``claim_idle`` another worker claims
+and completes it; receipts make a redelivered write apply once. An event that
+cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
+dead-event list with its error and never blocks the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+import structlog
+from redis.exceptions import RedisError
+
+from memsvc.bus import Delivery
+from memsvc.config import ConfigError
+from memsvc.eventlog import LogRecord
+from memsvc.events import Event, InvalidEvent, decode
+from memsvc.handlers import EventHandlers
+from memsvc.ids import InvalidIdError
+from memsvc.locks import LocalQueues
+from memsvc.paths import PathEscapeError
+from memsvc.runtime import Runtime
+
+log = structlog.get_logger(__name__)
+
+# Failures a retry cannot fix: answered at once instead of redelivered.
+PERMANENT_ERRORS = (ConfigError, InvalidIdError, PathEscapeError)
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Consumer:
+    def __init__(self, runtime: Runtime, *, name: str | None = None) -> None:
+        settings = runtime.settings
+        self._rt = runtime
+        self._bus = runtime.bus
+        self._handlers = EventHandlers(runtime)
+        self.name = name or consumer_name()
+        self._concurrency = settings.worker_concurrency
+        self._claim_idle_ms = int(settings.claim_idle_seconds * 1000)
+        # look for stale events a few times per idle period, but not in a busy loop
+        self._housekeeping_every = min(5.0, max(0.05, settings.claim_idle_seconds / 3))
+        self._max_deliveries = settings.max_deliveries
+        self._event_timeout = settings.event_timeout_seconds
+        self._slots = asyncio.Semaphore(self._concurrency)
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._threads = LocalQueues()
+        self._stopping = asyncio.Event()
+
+    async def run(self) -> None:
+        """Consume until :meth:`stop`; then hand back what could not finish."""
+        await self._bus.join(self.name)
+        housekeeping = asyncio.create_task(self._housekeeping())
+        log.info("consumer_started", consumer=self.name)
+        try:
+            while not self._stopping.is_set():
+                await self._slots.acquire()
+                self._slots.release()
+                free = self._concurrency - len(self._inflight)
+                try:
+                    deliveries = await self._bus.read(self.name, max(1, free), block_ms=500)
+                except (RedisError, OSError) as exc:
+                    log.warning("consumer_read_failed", error=str(exc))
+                    await asyncio.sleep(0.5)
+                    continue
+                for delivery in deliveries:
+                    self._start(delivery)
+        finally:
+            housekeeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await housekeeping
+
+    async def stop(self, grace_seconds: float = 10.0) -> None:
+        """Stop reading; let in-flight events finish for ``grace_seconds``, then hand them back.
+
+        An event cut off here was never acknowledged: it stays pending and another
+        worker claims it.
+        """
+        self._stopping.set()
+        if self._inflight:
+            _, unfinished = await asyncio.wait(set(self._inflight), timeout=grace_seconds)
+            for task in unfinished:
+                task.cancel()
+            if unfinished:
+                await asyncio.gather(*unfinished, return_exceptions=True)
+                log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
+        try:
+            await self._bus.leave(self.name)
+        except RedisError as exc:
+            log.warning("consumer_leave_failed", consumer=self.name, error=str(exc))
+
+    def _start(self, delivery: Delivery) -> None:
+        task = asyncio.create_task(self._guarded(delivery))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    async def _guarded(self, delivery: Delivery) -> None:
+        async with self._slots:
+            try:
+                await self._process(delivery)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis gone mid-finish: the event stays pending
+                log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(self._housekeeping_every)
+            try:
+                for delivery in await self._bus.claim_stale(self.name, self._claim_idle_ms, 50):
+                    log.warning(
+                        "event_claimed",
+                        stream_id=delivery.stream_id,
+                        deliveries=delivery.deliveries,
+                        consumer=self.name,
+                    )
+                    self._start(delivery)
+                await self._bus.log.trim_by_age()
+            except Exception as exc:
+                log.warning("housekeeping_failed", error=repr(exc))
+
+    async def _process(self, delivery: Delivery) -> None:
+        started = time.perf_counter()
+        try:
+            event = decode(delivery.raw)
+        except InvalidEvent as invalid:
+            await self._invalid(delivery, invalid)
+            return
+        base = {"worker": self.name, "deliveries": delivery.deliveries}
+        try:
+            # one thread's events run in the order they arrived: turn N+1 never overtakes N
+            async with self._threads.turn(f"{event.user_id}/{event.agent_id}/{event.thread_id}"):
+                handled = await asyncio.wait_for(self._handlers.handle(event), self._event_timeout)
+        except Exception as exc:
+            await self._failed(delivery, event, exc, base)
+            return
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
+        reply_to = self._inbox(event.reply_to)
+        wants_reply = reply_to is not None and handled.reply is not None
+        reply = {"id": event.id, "ok": True, **(handled.reply or {})} if wants_reply else None
+        for action in handled.after_reply:  # before the ack: a crash here is redelivered
+            await action()
+        await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply)
+
+    async def _failed(
+        self, delivery: Delivery, event: Event, exc: Exception, base: dict[str, Any]
+    ) -> None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        final = isinstance(exc, PERMANENT_ERRORS) or delivery.deliveries >= self._max_deliveries
+        log.error("event_failed", event_id=event.id, type=event.type, error=error, final=final)
+        if not final:
+            await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
+            return  # left pending: claimed and retried after claim_idle
+        reply_to = self._inbox(event.reply_to)
+        reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
+        await self._bus.finish(
+            delivery,
+            self._record(event, "dead", {**base, "error": error}),
+            reply_to=reply_to,
+            reply=reply,
+            dead={"error": error, "event_id": event.id},
+        )
+
+    async def _invalid(self, delivery: Delivery, invalid: InvalidEvent) -> None:
+        log.warning("event_invalid", stream_id=delivery.stream_id, reason=invalid.reason)
+        reply_to = self._inbox(invalid.field("reply_to"))
+        event_id = invalid.field("id") or delivery.stream_id
+        record = LogRecord(
+            outcome="invalid",
+            type=invalid.field("type") or "?",
+            event_id=event_id,
+            user_id=invalid.field("user_id") or "",
+            agent_id=invalid.field("agent_id") or "",
+            thread_id=invalid.field("thread_id") or "",
+            detail={
+                "error": invalid.reason,
+                "raw": delivery.raw[:4096].decode("utf-8", "replace"),
+                "worker": self.name,
+            },
+        )
+        reply = {"id": event_id, "ok": False, "error": f"invalid event: {invalid.reason}"}
+        await self._bus.finish(
+            delivery,
+            record,
+            reply_to=reply_to,
+            reply=reply if reply_to else None,
+            dead={"error": invalid.reason, "event_id": event_id},
+        )
+
+    def _inbox(self, reply_to: str | None) -> str | None:
+        """Replies go to client inboxes only, never to a key an event happens to name."""
+        if reply_to is not None and reply_to.startswith(self._rt.keys.inbox("")):
+            return reply_to
+        return None
+
+    @staticmethod
+    def _record(event: Event, outcome: str, detail: dict[str, Any]) -> LogRecord:
+        return LogRecord(
+            outcome=outcome,
+            type=event.type,
+            event_id=event.id,
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+            event=event.model_dump(mode="json"),
+            detail=detail,
+        )

@@ -1,0 +1,157 @@
+"""The event log: every event with its outcome, in a Redis Stream, for debugging and replay.
+
+One entry per processed event (and per background job run): the event as it was
+received, what came of it (``ok``, ``error``, ``invalid``, ``dead``, ``queued``),
+the reply or error, the timings and the worker. Retention is bounded by count
+(``MAXLEN ~`` on every append) and by age (``MINID ~`` trims by the workers).
+A few fields are duplicated at the top level so that tailing can filter by user
+or type without decoding every record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from memsvc.keys import Keys
+
+MAX_RECORD_CHARS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    outcome: str  # ok | error | invalid | dead | queued
+    type: str
+    event_id: str
+    user_id: str = ""
+    agent_id: str = ""
+    thread_id: str = ""
+    event: dict[str, Any] | None = None  # the envelope, as received
+    detail: dict[str, Any] = field(default_factory=dict)  # reply, error, timings, worker
+    at: float = field(default_factory=time.time)
+
+    def fields(self) -> dict[str, str]:
+        body = json.dumps({"event": self.event, "detail": self.detail}, ensure_ascii=False)
+        if len(body) > MAX_RECORD_CHARS:
+            body = json.dumps(
+                {"event": self.event, "detail": {"truncated": True, **_small(self.detail)}},
+                ensure_ascii=False,
+            )[:MAX_RECORD_CHARS]
+        return {
+            "outcome": self.outcome,
+            "type": self.type,
+            "event_id": self.event_id,
+            "user": self.user_id,
+            "agent": self.agent_id,
+            "thread": self.thread_id,
+            "at": f"{self.at:.6f}",
+            "body": body,
+        }
+
+
+def _small(detail: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in detail.items()
+        if not isinstance(v, dict | list | str) or len(json.dumps(v, ensure_ascii=False)) < 1024
+    }
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    stream_id: str
+    outcome: str
+    type: str
+    event_id: str
+    user_id: str
+    agent_id: str
+    thread_id: str
+    at: float
+    event: dict[str, Any] | None
+    detail: dict[str, Any]
+
+
+def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
+    f = {k.decode(): v.decode() for k, v in raw.items()}
+    try:
+        body = json.loads(f.get("body", "{}"))
+    except ValueError:
+        body = {"event": None, "detail": {"unreadable": f.get("body", "")[:200]}}
+    return LogEntry(
+        stream_id=stream_id.decode() if isinstance(stream_id, bytes) else stream_id,
+        outcome=f.get("outcome", ""),
+        type=f.get("type", ""),
+        event_id=f.get("event_id", ""),
+        user_id=f.get("user", ""),
+        agent_id=f.get("agent", ""),
+        thread_id=f.get("thread", ""),
+        at=float(f.get("at", "0")),
+        event=body.get("event"),
+        detail=body.get("detail", {}),
+    )
+
+
+class EventLog:
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        *,
+        max_entries: int = 1_000_000,
+        retention_seconds: float = 7 * 24 * 3600,
+    ) -> None:
+        self._redis = redis
+        self._key = keys.log
+        self._max = max_entries
+        self._retention = retention_seconds
+
+    def add(self, pipe: Pipeline, record: LogRecord) -> None:
+        """Queue the append on ``pipe`` so it travels with the reply and the ack."""
+        pipe.xadd(self._key, record.fields(), maxlen=self._max, approximate=True)  # type: ignore[arg-type]
+
+    async def append(self, record: LogRecord) -> None:
+        await self._redis.xadd(self._key, record.fields(), maxlen=self._max, approximate=True)  # type: ignore[arg-type]
+
+    async def trim_by_age(self) -> None:
+        oldest_ms = int((time.time() - self._retention) * 1000)
+        await self._redis.xtrim(self._key, minid=f"{oldest_ms}-0", approximate=True)
+
+    async def entries(
+        self, *, start: str = "-", end: str = "+", batch: int = 500
+    ) -> AsyncIterator[LogEntry]:
+        """Oldest first, from ``start`` to ``end`` (stream ids or ``-`` / ``+``)."""
+        cursor = start
+        while True:
+            rows = await self._redis.xrange(self._key, min=cursor, max=end, count=batch)
+            for stream_id, raw in rows:
+                yield _entry(stream_id, raw)
+            if len(rows) < batch:
+                return
+            last = rows[-1][0].decode()
+            cursor = "(" + last
+
+    async def tail(self, count: int) -> list[LogEntry]:
+        """The newest ``count`` entries, oldest first."""
+        rows = await self._redis.xrevrange(self._key, max="+", min="-", count=count)
+        return [_entry(stream_id, raw) for stream_id, raw in reversed(rows)]
+
+    async def follow(self, after: str = "$", block_ms: int = 1000) -> AsyncIterator[LogEntry]:
+        """Entries appended after ``after``, as they come; runs until cancelled."""
+        cursor = after
+        if cursor == "$":
+            newest = await self._redis.xrevrange(self._key, count=1)
+            cursor = newest[0][0].decode() if newest else "0-0"
+        while True:
+            result = await self._redis.xread({self._key: cursor}, count=100, block=block_ms)
+            for _, rows in result or []:
+                for stream_id, raw in rows:
+                    cursor = stream_id.decode()
+                    yield _entry(stream_id, raw)
+            await asyncio.sleep(0)

@@ -1,0 +1,193 @@
+"""Events: the envelope every agent turn publishes, and one model per event type.
+
+The envelope carries identity (``user_id``, ``agent_id``, ``thread_id``) - the
+only identity a worker trusts; tool arguments written by the model never name a
+user. ``id`` is unique per event and is the idempotency key of its effects:
+delivery is at-least-once, effects are exactly-once.
+
+An event that does not decode (unknown type or schema version, a failed field)
+raises :class:`InvalidEvent`, which keeps the raw bytes so the event can be
+recorded and inspected instead of dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from memsvc.ids import validate_id, validate_optional_id
+from memsvc.validation import describe
+
+SCHEMA_VERSION = 1
+NO_THREAD = "none"  # the thread of events that belong to no session (tool_schemas)
+MAX_EVENT_BYTES = 1024 * 1024
+MAX_QUERY_CHARS = 32_768
+MAX_TURN_CHARS = 256 * 1024
+
+UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
+AgentId = Annotated[str, AfterValidator(lambda v: validate_id("agent_id", v))]
+ThreadId = Annotated[str, AfterValidator(lambda v: validate_id("thread_id", v))]
+OptionalThreadId = Annotated[str, AfterValidator(lambda v: validate_optional_id("thread_id", v))]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrefetchPayload(_Model):
+    query: str = Field(default="", max_length=MAX_QUERY_CHARS)
+    warm: bool = False  # queue_prefetch: prepare the next turn, nobody waits for a reply
+
+
+class MemoryWritePayload(_Model):
+    args: dict[str, Any]  # the memory tool's arguments; the tool validates them
+
+
+class ToolCallPayload(_Model):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class SyncTurnPayload(_Model):
+    user_content: str = Field(max_length=MAX_TURN_CHARS)
+    assistant_content: str = Field(max_length=MAX_TURN_CHARS)
+    turn_index: int | None = Field(default=None, ge=1)  # the agent's own numbering, if any
+
+
+class SessionSwitchPayload(_Model):
+    parent_thread_id: OptionalThreadId = ""
+    reset: bool = True
+    detected: bool = False  # raised by a worker that saw a new thread, not by the agent
+
+
+class EmptyPayload(_Model):
+    pass
+
+
+class _Envelope(_Model):
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-]{8,64}$")
+    user_id: UserId
+    agent_id: AgentId
+    thread_id: ThreadId
+    ts: float
+    schema_version: Literal[1] = 1
+    reply_to: str | None = Field(default=None, max_length=200)  # inbox of the waiting caller
+    deadline: float | None = None  # unix time after which nobody waits for the reply
+
+
+class PrefetchEvent(_Envelope):
+    type: Literal["prefetch"] = "prefetch"
+    payload: PrefetchPayload = PrefetchPayload()
+
+
+class MemoryWriteEvent(_Envelope):
+    type: Literal["memory_write"] = "memory_write"
+    payload: MemoryWritePayload
+
+
+class ToolCallEvent(_Envelope):
+    type: Literal["tool_call"] = "tool_call"
+    payload: ToolCallPayload
+
+
+class ToolSchemasEvent(_Envelope):
+    type: Literal["tool_schemas"] = "tool_schemas"
+    payload: EmptyPayload = EmptyPayload()
+
+
+class SyncTurnEvent(_Envelope):
+    type: Literal["sync_turn"] = "sync_turn"
+    payload: SyncTurnPayload
+
+
+class SessionSwitchEvent(_Envelope):
+    type: Literal["session_switch"] = "session_switch"
+    payload: SessionSwitchPayload = SessionSwitchPayload()
+
+
+class SnapshotReloadEvent(_Envelope):
+    type: Literal["snapshot_reload"] = "snapshot_reload"
+    payload: EmptyPayload = EmptyPayload()
+
+
+Event = Annotated[
+    PrefetchEvent
+    | MemoryWriteEvent
+    | ToolCallEvent
+    | ToolSchemasEvent
+    | SyncTurnEvent
+    | SessionSwitchEvent
+    | SnapshotReloadEvent,
+    Field(discriminator="type"),
+]
+EVENT_TYPES = (
+    "prefetch",
+    "memory_write",
+    "tool_call",
+    "tool_schemas",
+    "sync_turn",
+    "session_switch",
+    "snapshot_reload",
+)
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+class InvalidEvent(ValueError):
+    """An event that cannot be processed; ``raw`` is kept for the record."""
+
+    def __init__(self, reason: str, raw: bytes) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+    def field(self, name: str) -> str | None:
+        """A top-level string field of the raw event, if it has one (for the record)."""
+        try:
+            value = json.loads(self.raw).get(name)
+        except (ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def encode(event: _Envelope) -> bytes:
+    return event.model_dump_json().encode("utf-8")
+
+
+def decode(raw: bytes) -> Event:
+    """Parse one event; raise :class:`InvalidEvent` saying exactly what is wrong."""
+    if len(raw) > MAX_EVENT_BYTES:
+        raise InvalidEvent(f"event is {len(raw):,} bytes, over {MAX_EVENT_BYTES:,}", raw[:4096])
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidEvent(f"not UTF-8 JSON: {exc}", raw) from None
+    if not isinstance(data, dict):
+        raise InvalidEvent("not a JSON object", raw)
+    if data.get("type") not in EVENT_TYPES:
+        raise InvalidEvent(f"unknown event type {data.get('type')!r}", raw)
+    if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        raise InvalidEvent(f"unsupported schema_version {data.get('schema_version')!r}", raw)
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise InvalidEvent(describe(exc, root="event", skip=1), raw) from None
+
+
+def stamp() -> dict[str, Any]:
+    """The fields every new event starts with."""
+    return {"id": new_id(), "ts": time.time()}

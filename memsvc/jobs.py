@@ -1,0 +1,177 @@
+"""Background jobs: how they are queued, retried and, when they give up, parked.
+
+Jobs are plain async functions ``job(ctx, payload)`` in the arq style. A worker
+runs them through arq (``ArqJobs``); the embedded mode of the command line runs
+the very same functions as tasks of its own process (``InlineJobs``). Either
+way a failing job is retried with exponential backoff and full jitter, bounded
+by a number of tries and an age, and then parked in a dead-letter list with its
+payload and last error, where an operator can inspect and re-drive it: a job is
+never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from arq.connections import ArqRedis
+from arq.worker import Retry
+from redis.asyncio import Redis
+
+from memsvc.eventlog import EventLog, LogRecord
+from memsvc.keys import Keys
+
+log = structlog.get_logger(__name__)
+
+JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_tries: int = 12
+    max_age_seconds: float = 6 * 3600
+    base_seconds: float = 0.5
+    cap_seconds: float = 300.0
+
+    def backoff(self, job_try: int) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**(try-1))]."""
+        ceiling = min(self.cap_seconds, self.base_seconds * 2 ** max(0, job_try - 1))
+        return random.uniform(0, ceiling)
+
+
+class JobQueue(Protocol):
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        """Queue ``function(payload)`` once per ``job_id`` (a second enqueue is a no-op)."""
+
+
+def serialise_job(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+def deserialise_job(raw: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+class ArqJobs:
+    def __init__(self, pool: ArqRedis, queue_name: str, *, expires_seconds: float) -> None:
+        self._pool = pool
+        self._queue = queue_name
+        self._expires = expires_seconds  # beyond the policy's max age: arq must not drop it first
+
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        stamped = {"enqueued_at": time.time(), **payload}
+        await self._pool.enqueue_job(
+            function, stamped, _job_id=job_id, _queue_name=self._queue, _expires=self._expires
+        )
+
+
+class DeadLetters:
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self._redis = redis
+        self._key = keys.dead_jobs
+
+    async def park(self, function: str, payload: dict[str, Any], error: str, tries: int) -> None:
+        record = {
+            "function": function,
+            "payload": payload,
+            "error": error,
+            "tries": tries,
+            "parked_at": time.time(),
+        }
+        await self._redis.rpush(self._key, json.dumps(record, ensure_ascii=False))  # type: ignore[misc]
+        log.error("job_dead_lettered", function=function, tries=tries, error=error)
+
+    async def list(self) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in await self._redis.lrange(self._key, 0, -1)]  # type: ignore[misc]
+
+
+def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
+    """Wrap a job: retry what fails with backoff, park what is out of tries or too old.
+
+    Only ``Retry`` makes arq run a job again; any other exception would end it for
+    good, so every failure is turned into one or the other here.
+    """
+
+    name = function.__name__
+
+    async def record(
+        ctx: dict[str, Any], payload: dict[str, Any], outcome: str, detail: dict[str, Any]
+    ) -> None:
+        event_log: EventLog | None = ctx.get("event_log")
+        if event_log is None:
+            return
+        meta = payload.get("metadata", payload)
+        await event_log.append(
+            LogRecord(
+                outcome=outcome,
+                type=f"job:{name}",
+                event_id=str(meta.get("event_id", "")),
+                user_id=str(meta.get("user_id", "")),
+                agent_id=str(meta.get("agent_id", "")),
+                thread_id=str(meta.get("thread_id", "")),
+                detail={"job_id": ctx.get("job_id"), "job_try": ctx.get("job_try", 1), **detail},
+            )
+        )
+
+    async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        job_try = int(ctx.get("job_try", 1))
+        started = time.perf_counter()
+        try:
+            await function(ctx, payload)
+        except Exception as exc:
+            age = time.time() - float(payload.get("enqueued_at", time.time()))
+            error = f"{type(exc).__name__}: {exc}"
+            if job_try < policy.max_tries and age < policy.max_age_seconds:
+                delay = policy.backoff(job_try)
+                log.warning(
+                    "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error
+                )
+                await record(ctx, payload, "error", {"error": error, "retry_in": delay})
+                raise Retry(defer=delay) from exc
+            await ctx["dead_letters"].park(name, payload, error, job_try)
+            await record(ctx, payload, "dead", {"error": error})
+            return
+        await record(ctx, payload, "ok", {"ms": round((time.perf_counter() - started) * 1000, 3)})
+
+    run.__name__ = name
+    run.__qualname__ = function.__qualname__
+    return run
+
+
+class InlineJobs:
+    """Runs jobs as tasks of this process, with the same retry semantics as arq."""
+
+    def __init__(self, functions: dict[str, JobFunction], ctx: dict[str, Any]) -> None:
+        self._functions = functions
+        self._ctx = ctx
+        self._seen: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        if job_id in self._seen:
+            return
+        self._seen.add(job_id)
+        task = asyncio.create_task(self._run(function, {"enqueued_at": time.time(), **payload}))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, function: str, payload: dict[str, Any]) -> None:
+        job_try = 1
+        while True:
+            try:
+                await self._functions[function]({**self._ctx, "job_try": job_try}, payload)
+                return
+            except Retry as retry:
+                await asyncio.sleep((retry.defer_score or 0) / 1000)
+                job_try += 1
+
+    async def drain(self, within_seconds: float = 10.0) -> None:
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=within_seconds)

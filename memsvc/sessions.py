@@ -1,0 +1,97 @@
+"""Per-session (thread) state shared by all workers: in Redis, under the user's hash tag.
+
+- which thread an agent was last seen in, to detect a session switch;
+- consecutive consolidation failures of the memory tool in the current turn;
+- the turn ledger: each ``sync_turn`` event gets a turn index once, however often
+  it is delivered, so a retried retain lands on the same Hindsight document.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+
+SESSION_TTL_SECONDS = 30 * 24 * 3600
+FAILURES_TTL_SECONDS = 3600
+
+# KEYS[1] ledger; ARGV: event id, ttl, the agent's own index or ''
+_TURN_INDEX = """
+local index = redis.call('HGET', KEYS[1], ARGV[1])
+if index then return tonumber(index) end
+if ARGV[3] ~= '' then
+  index = tonumber(ARGV[3])
+  local last = tonumber(redis.call('HGET', KEYS[1], '_next') or '0')
+  if index > last then redis.call('HSET', KEYS[1], '_next', index) end
+else
+  index = redis.call('HINCRBY', KEYS[1], '_next', 1)
+end
+redis.call('HSET', KEYS[1], ARGV[1], index)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return index
+"""
+
+
+class SessionState:
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._turn_index = redis.register_script(_TURN_INDEX)
+
+    async def enter_thread(self, user_id: str, agent_id: str, thread_id: str) -> str | None:
+        """Record ``thread_id`` as the agent's current thread; return the previous one."""
+        key = self._keys.last_thread(user_id, agent_id)
+        previous = await self._redis.set(key, thread_id, ex=SESSION_TTL_SECONDS, get=True)
+        return None if previous is None else _text(previous)
+
+    async def turn_index(
+        self,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        event_id: str,
+        given: int | None = None,
+    ) -> int:
+        """The 1-based index of the turn ``event_id`` carried; the same on every redelivery.
+
+        An agent that numbers its own turns (``given``) gets its numbers; otherwise
+        turns are numbered in the order their events are processed.
+        """
+        key = self._keys.turns(user_id, agent_id, thread_id)
+        args: list[str | int] = [event_id, SESSION_TTL_SECONDS, "" if given is None else given]
+        return int(await self._turn_index(keys=[key], args=args))
+
+    async def turn_count(self, user_id: str, agent_id: str, thread_id: str) -> int:
+        key = self._keys.turns(user_id, agent_id, thread_id)
+        raw = await self._redis.hget(key, "_next")  # type: ignore[misc]
+        return 0 if raw is None else int(raw)
+
+    def failures(self, user_id: str, agent_id: str) -> TurnFailures:
+        return TurnFailures(self._redis, self._keys, user_id, agent_id)
+
+
+class TurnFailures:
+    """Consecutive consolidation failures of one agent, per thread, reset when a turn starts."""
+
+    def __init__(self, redis: Redis, keys: Keys, user_id: str, agent_id: str) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._user = user_id
+        self._agent = agent_id
+
+    async def record(self, thread_id: str) -> int:
+        key = self._keys.failures(self._user, self._agent, thread_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, FAILURES_TTL_SECONDS)
+            count, _ = await pipe.execute()
+        return cast(int, count)
+
+    async def reset(self, thread_id: str) -> None:
+        await self._redis.delete(self._keys.failures(self._user, self._agent, thread_id))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,221 @@
+"""The service for real: worker processes on the machine's Redis, killed at bad moments."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsvc.client import MemoryClient
+from memsvc.memfile import parse
+from memsvc.sessions import SessionState
+from tests.integration.conftest import WorkerPool
+
+pytestmark = pytest.mark.integration
+
+
+async def until(predicate: Any, timeout: float = 60.0, every: float = 0.1) -> None:
+    for _ in range(int(timeout / every)):
+        if await predicate():
+            return
+        await asyncio.sleep(every)
+    raise AssertionError("condition not reached in time")
+
+
+def entries(data_dir: Path, relative: str) -> list[str]:
+    path = data_dir / relative
+    if not path.exists():
+        return []
+    parsed = parse(path.read_bytes())
+    assert parsed.canonical, f"{relative} is not canonical"
+    return parsed.entries
+
+
+async def test_two_workers_and_200_concurrent_agents_lose_no_write(workers: WorkerPool) -> None:
+    await workers.start(2)
+    users, agents_per_user = 20, 10
+    data_dir = Path(workers.env["MEMSVC_DATA_DIR"])
+
+    async def agent(mem: MemoryClient, user: int, agent: int) -> list[dict[str, Any]]:
+        u, a = f"user-{user}", f"agent-{agent}"
+        return [
+            await mem.call_tool(
+                u,
+                a,
+                f"t-{agent}",
+                "memory",
+                {
+                    "target": "user",
+                    "operations": [
+                        {"action": "add", "content": f"{a} says fact one"},
+                        {"action": "add", "content": f"{a} says fact two"},
+                    ],
+                },
+            ),
+            await mem.call_tool(
+                u,
+                a,
+                f"t-{agent}",
+                "memory",
+                {"action": "add", "target": "memory", "content": f"private note of {a}"},
+            ),
+        ]
+
+    async with (
+        MemoryClient(settings=workers.settings()) as one,
+        MemoryClient(settings=workers.settings()) as two,
+    ):
+        results = await asyncio.gather(
+            *(
+                agent(one if n % 2 else two, user, n)
+                for user in range(users)
+                for n in range(user * agents_per_user, (user + 1) * agents_per_user)
+            )
+        )
+    assert all(r["success"] for pair in results for r in pair), [
+        r for pair in results for r in pair if not r["success"]
+    ][:3]
+    for user in range(users):
+        agents = range(user * agents_per_user, (user + 1) * agents_per_user)
+        shared = entries(data_dir, f"users/user-{user}/USER.md")
+        assert sorted(shared) == sorted(
+            f"agent-{n} says fact {w}" for n in agents for w in ("one", "two")
+        )
+        for n in agents:
+            assert entries(data_dir, f"users/user-{user}/agents/agent-{n}/MEMORY.md") == [
+                f"private note of agent-{n}"
+            ]
+    served = {
+        e["name"]
+        for e in await workers.redis.xinfo_consumers(
+            workers.keys.events, workers.keys.workers_group
+        )
+        if e["pending"] == 0
+    }
+    assert len(served) == 2
+
+
+async def test_sigkill_mid_memory_write_loses_nothing_and_applies_nothing_twice(
+    workers: WorkerPool,
+) -> None:
+    await workers.start(2)
+    data_dir = Path(workers.env["MEMSVC_DATA_DIR"])
+    agents, rounds = 40, 6
+
+    async def agent(mem: MemoryClient, n: int) -> None:
+        user, name = f"user-{n % 8}", f"agent-{n}"
+        path = f"users/{user}/agents/{name}/MEMORY.md"
+        for r in range(rounds):
+            for args in (
+                {"action": "add", "target": "memory", "content": f"temp {name} {r}"},
+                {"action": "remove", "target": "memory", "old_text": f"temp {name} {r}"},
+                {"action": "add", "target": "memory", "content": f"kept {name} {r}"},
+            ):
+                result = await mem.call_tool(user, name, "t", "memory", args)
+                if result.get("pending"):  # its worker died: wait until a survivor applies it
+                    want = args["action"] == "add"
+                    text = args.get("content") or args["old_text"]
+
+                    async def settled(text: str = text, want: bool = want) -> bool:
+                        return (text in entries(data_dir, path)) == want
+
+                    await until(settled)
+                else:
+                    assert result["success"], result
+
+    async with MemoryClient(settings=workers.settings()) as mem:
+        running = asyncio.gather(*(agent(mem, n) for n in range(agents)))
+        held = await workers.kill_while_busy(0)
+        await running
+    assert held >= 1
+    for n in range(agents):
+        got = entries(data_dir, f"users/user-{n % 8}/agents/agent-{n}/MEMORY.md")
+        assert got == [f"kept agent-{n} {r}" for r in range(rounds)], (n, got)
+    # a write applied twice would answer "already exists" or "No entry matched" the 2nd time
+    log = [e async for e in _runtime_log(workers)]
+    writes = [e for e in log if e.type == "memory_write" and e.outcome == "ok"]
+    assert len({e.event_id for e in writes}) == agents * rounds * 3
+    assert all(e.detail["result"]["success"] for e in writes)
+    assert any(e.detail["deliveries"] > 1 for e in writes)  # the dead worker's were claimed
+
+
+async def _runtime_log(workers: WorkerPool) -> Any:
+    from memsvc.eventlog import EventLog
+
+    async for entry in EventLog(workers.redis, workers.keys).entries():
+        yield entry
+
+
+async def test_sigkill_mid_sync_turn_numbers_every_turn_exactly_once(
+    workers: WorkerPool,
+) -> None:
+    await workers.start(2)
+    threads, turns = 30, 10
+    sent: dict[str, list[str]] = {}
+
+    async def publish(mem: MemoryClient) -> None:
+        for t in range(turns):
+            for th in range(threads):
+                event_id = await mem.sync_turn(
+                    "u1", "a1", f"thread-{th}", user_content=f"q{t}", assistant_content=f"a{t}"
+                )
+                sent.setdefault(f"thread-{th}", []).append(event_id)
+
+    async with MemoryClient(settings=workers.settings()) as mem:
+        publishing = asyncio.create_task(publish(mem))
+        held = await workers.kill_while_busy(0)
+        await publishing
+    assert held >= 1
+    state = SessionState(workers.redis, workers.keys)
+
+    async def all_numbered() -> bool:
+        counts = [await state.turn_count("u1", "a1", f"thread-{th}") for th in range(threads)]
+        return sum(counts) == threads * turns and await _pending(workers) == 0
+
+    await until(all_numbered)
+    for thread, ids in sent.items():
+        ledger = await workers.redis.hgetall(workers.keys.turns("u1", "a1", thread))
+        numbers = {k.decode(): int(v) for k, v in ledger.items() if k != b"_next"}
+        assert set(numbers) == set(ids)  # every turn arrived
+        assert sorted(numbers.values()) == list(range(1, turns + 1))  # each numbered once
+        assert int(ledger[b"_next"]) == turns  # no number was burnt by a redelivery
+    log = [e async for e in _runtime_log(workers) if e.type == "sync_turn"]
+    assert any(e.detail["deliveries"] > 1 for e in log)  # the dead worker's were claimed
+
+
+async def _pending(workers: WorkerPool) -> int:
+    info = await workers.redis.xpending(workers.keys.events, workers.keys.workers_group)
+    return int(info["pending"])
+
+
+async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: WorkerPool) -> None:
+    await workers.start(1)
+    await workers.redis.xadd(workers.keys.events, {"e": b"\xff not json"})
+    await workers.redis.xadd(
+        workers.keys.events,
+        {
+            "e": json.dumps(
+                {
+                    "id": "x" * 32,
+                    "type": "memory_write",
+                    "user_id": "../../root",
+                    "agent_id": "a",
+                    "thread_id": "t",
+                    "ts": 0,
+                    "payload": {"args": {}},
+                }
+            ).encode()
+        },
+    )
+    async with MemoryClient(settings=workers.settings()) as mem:
+        result = await mem.call_tool(
+            "u1", "a1", "t", "memory", {"action": "add", "target": "user", "content": "still up"}
+        )
+    assert result["success"] is True
+    dead = [json.loads(raw) for raw in await workers.redis.lrange(workers.keys.dead_events, 0, -1)]
+    assert [d["error"][:14] for d in dead] == ["not UTF-8 JSON", "user_id: Value"]
+    assert workers.procs[0].poll() is None
+    assert not (Path(workers.env["MEMSVC_DATA_DIR"]).parent / "root").exists()

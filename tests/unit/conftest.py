@@ -1,0 +1,82 @@
+"""A whole service on fakeredis: runtime, one consumer (more on request), a client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from memsvc.client import MemoryClient
+from memsvc.consumer import Consumer
+from memsvc.jobs import InlineJobs, RetryPolicy
+from memsvc.runtime import Runtime
+from memsvc.settings import ServiceSettings
+from workers.jobs import job_functions
+
+
+@dataclass
+class Service:
+    settings: ServiceSettings
+    redis: Redis
+    runtime: Runtime
+    client: MemoryClient
+    jobs: InlineJobs
+    consumers: list[tuple[Consumer, asyncio.Task[None]]] = field(default_factory=list)
+
+    def start_consumer(self, name: str | None = None, runtime: Runtime | None = None) -> Consumer:
+        consumer = Consumer(runtime or self.runtime, name=name)
+        self.consumers.append((consumer, asyncio.create_task(consumer.run())))
+        return consumer
+
+    async def stop_consumers(self, grace: float = 1.0) -> None:
+        for consumer, task in self.consumers:
+            await consumer.stop(grace)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.consumers.clear()
+
+    def worker_runtime(self) -> Runtime:
+        """Another worker process's runtime: same Redis and data dir, its own caches."""
+        return Runtime(self.settings, self.redis, jobs=self.jobs)
+
+    async def log(self) -> list[Any]:
+        return [entry async for entry in self.runtime.log.entries()]
+
+
+@pytest.fixture
+def service_settings(tmp_path: Path) -> ServiceSettings:
+    return ServiceSettings(
+        data_dir=tmp_path / "data",
+        key_prefix="svc",
+        redis_url=None,
+        claim_idle_seconds=0.3,
+        prefetch_deadline_seconds=2.0,
+        tool_deadline_seconds=5.0,
+        prefetch_timeout_seconds=0.5,
+        lock_wait_seconds=5.0,
+    )
+
+
+@pytest.fixture
+async def service(service_settings: ServiceSettings, fake_redis: Redis) -> AsyncIterator[Service]:
+    ctx: dict[str, Any] = {}
+    jobs = InlineJobs(job_functions(RetryPolicy(base_seconds=0.01, max_tries=3)), ctx)
+    runtime = Runtime(service_settings, fake_redis, jobs=jobs)
+    ctx.update(runtime=runtime, dead_letters=runtime.dead_letters, event_log=runtime.log)
+    await runtime.bus.ensure_group()
+    client = MemoryClient(settings=service_settings, redis=fake_redis)
+    await client.__aenter__()
+    svc = Service(service_settings, fake_redis, runtime, client, jobs)
+    svc.start_consumer("w1")
+    yield svc
+    await svc.stop_consumers()
+    await client.aclose()
+    await jobs.drain()
+    await runtime.aclose()

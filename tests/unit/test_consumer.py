@@ -1,0 +1,398 @@
+"""The event path end to end on fakeredis: client -> bus -> consumer -> manager -> files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from memsvc.client import MemoryClient
+from memsvc.edits import Change, Op
+from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
+from memsvc.handlers import EventHandlers, Handled
+from memsvc.memfile import serialise
+from memsvc.store import digest
+from tests.unit.conftest import Service
+
+ADD = {"action": "add", "target": "user", "content": "Name: Ada"}
+
+
+async def wait_for(predicate: Any, attempts: int = 200) -> None:
+    for _ in range(attempts):
+        if await predicate():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+async def test_a_tool_call_is_applied_by_the_worker_and_answered(service: Service) -> None:
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    assert result["success"] is True and result["message"] == "Entry added."
+    path = service.runtime.layout.store_file("user", "u1", "a1")
+    assert path.read_bytes() == b"Name: Ada"
+
+
+async def test_prefetch_returns_the_frozen_snapshot(service: Service) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1", "hello")
+    assert "USER PROFILE (who the user is)" in first.text and not first.degraded
+    await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "Lives in Lyon"})
+    assert (await service.client.prefetch("u1", "a1", "t1")).text == first.text
+    assert "Lives in Lyon" in (await service.client.prefetch("u1", "a1", "t2")).text
+
+
+async def test_every_worker_serves_a_thread_the_same_snapshot(service: Service) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1")
+    # another worker (its own manager cache) after the files changed
+    await service.stop_consumers()
+    service.start_consumer("w2", service.worker_runtime())
+    other = service.worker_runtime()
+    manager = (await other.memory("u1", "a1")).manager
+    await manager.handle_tool_call(
+        "memory", {**ADD, "content": "written meanwhile"}, thread_id="t9"
+    )
+    assert (await service.client.prefetch("u1", "a1", "t1")).text == first.text
+
+
+async def test_every_event_is_logged_with_its_outcome(service: Service) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    await service.client.prefetch("u1", "a1", "t1")
+    await service.client.sync_turn("u1", "a1", "t1", user_content="hi", assistant_content="yo")
+    await wait_for(lambda: _count(service, 3))
+    entries = await service.log()
+    assert [e.type for e in entries] == ["memory_write", "prefetch", "sync_turn"]
+    assert all(e.outcome == "ok" and e.user_id == "u1" for e in entries)
+    assert entries[0].detail["result"]["success"] is True
+    assert entries[0].event is not None and entries[0].event["payload"]["args"] == ADD
+    assert entries[2].detail["turn_index"] == 1
+    assert all("ms" in e.detail and e.detail["worker"] == "w1" for e in entries)
+
+
+async def _count(service: Service, n: int) -> bool:
+    return len(await service.log()) >= n
+
+
+async def test_a_redelivered_write_is_applied_once(service: Service) -> None:
+    """add X, remove X, then the add arrives again: X must stay removed."""
+    add = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={**ADD, "content": "X marks"}),
+    )
+    await service.runtime.bus.publish(add)
+    await wait_for(lambda: _count(service, 1))
+    await service.client.call_tool(
+        "u1", "a1", "t1", "memory", {"action": "remove", "target": "user", "old_text": "X marks"}
+    )
+    await service.runtime.bus.publish(add)  # the same event id, delivered again
+    await wait_for(lambda: _count(service, 3))
+    store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
+    assert await store.read("user") == []
+    entries = await service.log()
+    assert entries[2].detail["result"] == entries[0].detail["result"]
+
+
+REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}
+
+
+async def _died_mid_write(service: Service, *, renamed: bool) -> tuple[Any, Any]:
+    """The state a worker leaves when it dies between recording its intent and 'done'."""
+    store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
+    await store.write("user", [Op("add", "X"), Op("add", "Y")])
+    before = digest(store.path("user").read_bytes())
+    if renamed:
+        await store.write("user", [Op("remove", old_text="X")])
+    after = digest(serialise(["Y"]))
+    receipt = service.runtime.receipts.for_event("u1", "f" * 32)
+    await receipt.record(
+        "intent",
+        {"success": True, "message": "Entry removed."},
+        "user",
+        [Change("remove", "X")],
+        before=before,
+        after=after,
+    )
+    event = MemoryWriteEvent(
+        id="f" * 32,
+        ts=1.0,
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args=REMOVE_X),
+    )
+    await service.runtime.bus.publish(event)
+    await wait_for(lambda: _count(service, 1))
+    return store, receipt
+
+
+async def test_a_write_that_died_after_its_rename_is_not_applied_again(service: Service) -> None:
+    store, receipt = await _died_mid_write(service, renamed=True)
+    assert await store.read("user") == ["Y"]
+    (entry,) = await service.log()
+    # a blind re-apply would have answered "No entry matched 'X'"
+    assert entry.detail["result"] == {"success": True, "message": "Entry removed."}
+    assert (await receipt.load()).state == "done"
+
+
+async def test_a_write_that_died_before_its_rename_is_applied(service: Service) -> None:
+    store, receipt = await _died_mid_write(service, renamed=False)
+    assert await store.read("user") == ["Y"]
+    (entry,) = await service.log()
+    assert entry.detail["result"]["message"] == "Entry removed."
+    assert (await receipt.load()).state == "done"
+
+
+async def test_a_malformed_event_is_recorded_and_the_worker_carries_on(service: Service) -> None:
+    await service.runtime.bus.publish_raw(b'{"type": "prefetch", "user_id": "../../etc"')
+    await service.runtime.bus.publish_raw(
+        json.dumps(
+            {
+                "id": "b" * 32,
+                "type": "telepathy",
+                "user_id": "u1",
+                "agent_id": "a1",
+                "thread_id": "t1",
+                "ts": 1,
+                "reply_to": "svc:inbox:nobody",
+            }
+        ).encode()
+    )
+    ctx = await service.client.prefetch("u1", "a1", "t1")
+    assert not ctx.degraded
+    await wait_for(lambda: _count(service, 3))
+    invalid = [e for e in await service.log() if e.outcome == "invalid"]
+    assert [e.detail["error"][:15] for e in invalid] == ["not UTF-8 JSON:", "unknown event t"]
+    dead = await service.runtime.bus.dead_events()
+    assert len(dead) == 2 and dead[1]["event_id"] == "b" * 32
+    assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_an_unknown_event_type_is_answered_with_an_error(service: Service) -> None:
+    inbox = service.runtime.keys.inbox("probe")
+    await service.runtime.bus.publish_raw(
+        json.dumps(
+            {
+                "id": "c" * 32,
+                "type": "telepathy",
+                "user_id": "u1",
+                "agent_id": "a1",
+                "thread_id": "t1",
+                "ts": 1,
+                "reply_to": inbox,
+            }
+        ).encode()
+    )
+    _, raw = await service.redis.blpop([inbox], timeout=5)
+    reply = json.loads(raw)
+    assert reply == {
+        "id": "c" * 32,
+        "ok": False,
+        "error": "invalid event: unknown event type 'telepathy'",
+    }
+
+
+async def test_replies_only_ever_go_to_client_inboxes(service: Service) -> None:
+    event = PrefetchEvent(
+        **stamp(), user_id="u1", agent_id="a1", thread_id="t1", reply_to="victim:list"
+    )
+    await service.runtime.bus.publish(event)
+    await wait_for(lambda: _count(service, 1))
+    assert await service.redis.exists("victim:list") == 0
+
+
+async def test_a_bad_user_config_is_answered_at_once_not_retried(service: Service) -> None:
+    config = service.runtime.layout.user_config("u1")
+    config.parent.mkdir(parents=True)
+    config.write_text('{"security": {"scan_content": false}}')
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    assert result["success"] is False and "cannot be overridden" in result["error"]
+    entries = await service.log()
+    assert [e.outcome for e in entries] == ["dead"]
+
+
+async def test_a_failing_event_is_retried_by_another_delivery_then_succeeds(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = {"n": 0}
+    original = EventHandlers.handle
+
+    async def flaky(self: EventHandlers, event: Any) -> Handled:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ConnectionResetError("redis went away")
+        return await original(self, event)
+
+    monkeypatch.setattr(EventHandlers, "handle", flaky)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    assert result["success"] is True
+    entries = await service.log()
+    assert [e.outcome for e in entries] == ["error", "ok"]
+    assert entries[1].detail["deliveries"] == 2
+
+
+async def test_an_event_that_keeps_failing_is_parked_and_answered(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: EventHandlers, event: Any) -> Handled:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(EventHandlers, "handle", broken)
+    object.__setattr__(service.settings, "max_deliveries", 2)
+    service.consumers[0][0]._max_deliveries = 2
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    assert result["success"] is False and "disk on fire" in result["error"]
+    dead = await service.runtime.bus.dead_events()
+    assert dead[0]["error"] == "OSError: disk on fire" and dead[0]["deliveries"] == 2
+
+
+async def test_a_stopped_worker_hands_back_its_events(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = asyncio.Event()
+    original = EventHandlers.handle
+
+    async def slow(self: EventHandlers, event: Any) -> Handled:
+        if not release.is_set():
+            await asyncio.sleep(3600)
+        return await original(self, event)
+
+    monkeypatch.setattr(EventHandlers, "handle", slow)
+    call = asyncio.create_task(service.client.call_tool("u1", "a1", "t1", "memory", ADD))
+    await asyncio.sleep(0.1)
+    await service.stop_consumers(grace=0.05)  # cut off mid-event: never acknowledged
+    assert await service.runtime.bus.pending_count() == 1
+    release.set()
+    service.start_consumer("w2", service.worker_runtime())
+    result = await call
+    assert result["success"] is True
+    store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
+    assert await store.read("user") == ["Name: Ada"]
+
+
+async def test_a_new_thread_is_detected_as_a_session_switch(service: Service) -> None:
+    await service.client.prefetch("u1", "a1", "t1")
+    await service.client.prefetch("u1", "a1", "t1")
+    await service.client.prefetch("u1", "a1", "t2")
+    await service.client.prefetch("u1", "a1", "t1")
+    details = [e.detail.get("session_switch") for e in await service.log()]
+    assert details == [
+        None,
+        None,
+        {"detected": True, "previous": "t1", "resumed": False},
+        {"detected": True, "previous": "t2", "resumed": True},
+    ]
+
+
+async def test_a_resumed_thread_keeps_its_snapshot(service: Service) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1")
+    await service.client.call_tool("u1", "a1", "t2", "memory", {**ADD, "content": "later"})
+    await service.client.prefetch("u1", "a1", "t2")
+    assert (await service.client.prefetch("u1", "a1", "t1")).text == first.text
+
+
+async def test_an_explicit_reset_starts_the_thread_from_the_files(service: Service) -> None:
+    await service.client.prefetch("u1", "a1", "t1")
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    await service.client.session_switch("u1", "a1", "t1", reset=True)
+    assert "Name: Ada" in (await service.client.prefetch("u1", "a1", "t1")).text
+
+
+async def test_a_branch_inherits_its_parents_snapshot(service: Service) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    parent = await service.client.prefetch("u1", "a1", "t1")
+    await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "later"})
+    await service.client.session_switch("u1", "a1", "t1b", parent_thread_id="t1", reset=False)
+    assert (await service.client.prefetch("u1", "a1", "t1b")).text == parent.text
+
+
+async def test_reload_refreshes_a_snapshot_on_purpose(service: Service) -> None:
+    await service.client.prefetch("u1", "a1", "t1")
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    text = await service.client.reload_snapshot("u1", "a1", "t1")
+    assert "Name: Ada" in text
+    assert (await service.client.prefetch("u1", "a1", "t1")).text == text
+
+
+async def test_sync_turns_get_stable_turn_indices(service: Service) -> None:
+    ids = [
+        await service.client.sync_turn(
+            "u1", "a1", "t1", user_content=f"q{i}", assistant_content=f"a{i}"
+        )
+        for i in range(3)
+    ]
+    await wait_for(lambda: _count(service, 3))
+    indices = [e.detail["turn_index"] for e in await service.log()]
+    assert indices == [1, 2, 3]
+    assert await service.runtime.sessions.turn_index("u1", "a1", "t1", ids[1]) == 2
+    assert await service.runtime.sessions.turn_count("u1", "a1", "t1") == 3
+
+
+async def test_tool_schemas_come_from_the_worker(service: Service) -> None:
+    schemas = await service.client.tool_schemas("u1", "a1")
+    assert [s["name"] for s in schemas] == ["memory"]
+
+
+async def test_a_prefetch_without_a_worker_degrades_to_the_frozen_snapshot(
+    service: Service,
+) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1")
+    await service.stop_consumers()
+    late = await service.client.prefetch("u1", "a1", "t1", deadline=0.2)
+    assert late.degraded and late.text == first.text
+    assert late.skipped == {"service": "no reply within 0.2s"}
+    unknown = await service.client.prefetch("u1", "a1", "t-new", deadline=0.2)
+    assert unknown.degraded and unknown.text == ""
+    assert unknown.skipped["builtin"] == "no frozen snapshot yet"
+
+
+async def test_a_tool_call_without_a_worker_says_it_is_queued_not_lost(service: Service) -> None:
+    await service.stop_consumers()
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.2)
+    assert result["success"] is False and result["pending"] is True
+    assert "do not repeat it" in result["error"]
+    service.start_consumer("w2")
+    store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
+    await wait_for(lambda: _has(store, "Name: Ada"))
+
+
+async def _has(store: Any, entry: str) -> bool:
+    return entry in await store.read("user")
+
+
+async def test_the_client_refuses_unsafe_ids_before_publishing(service: Service) -> None:
+    from memsvc.ids import InvalidIdError
+
+    with pytest.raises(InvalidIdError):
+        await service.client.prefetch("../etc", "a1", "t1")
+    with pytest.raises(InvalidIdError):
+        await service.client.sync_turn("u1", "a/b", "t1", user_content="", assistant_content="")
+    assert await service.redis.xlen(service.runtime.keys.events) == 0
+
+
+async def test_the_client_must_be_entered(service_settings: Any) -> None:
+    client = MemoryClient(settings=service_settings, redis=object())  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="async with"):
+        await client._request(
+            PrefetchEvent(**stamp(), user_id="u", agent_id="a", thread_id="t"), 0.1
+        )
+
+
+async def test_an_embedded_client_runs_its_own_worker(service_settings: Any) -> None:
+    async with MemoryClient(settings=service_settings) as mem:
+        assert mem.embedded is not None
+        result = await mem.call_tool("u1", "a1", "t1", "memory", ADD)
+        assert result["success"] is True
+        assert "Name: Ada" in (await mem.prefetch("u1", "a1", "t1")).text
+    assert (service_settings.data_dir / "users/u1/USER.md").read_bytes() == b"Name: Ada"
+
+
+def test_published_events_are_one_json_field() -> None:
+    event = PrefetchEvent(**stamp(), user_id="u", agent_id="a", thread_id="t")
+    assert json.loads(encode(event))["type"] == "prefetch"

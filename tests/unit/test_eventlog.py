@@ -1,0 +1,84 @@
+"""The event log: bounded, filterable, followable."""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import Redis
+
+from memsvc.eventlog import MAX_RECORD_CHARS, EventLog, LogRecord
+from memsvc.keys import Keys
+
+
+def record(n: int, user: str = "u1", type_: str = "prefetch") -> LogRecord:
+    return LogRecord(
+        outcome="ok",
+        type=type_,
+        event_id=f"e{n}",
+        user_id=user,
+        agent_id="a",
+        thread_id="t",
+        event={"n": n},
+        detail={"ms": 1.5},
+    )
+
+
+async def test_entries_come_back_oldest_first_with_their_fields(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(3):
+        await log.append(record(n, user=f"u{n}"))
+    entries = [e async for e in log.entries(batch=2)]
+    assert [e.event_id for e in entries] == ["e0", "e1", "e2"]
+    assert entries[1].user_id == "u1" and entries[1].event == {"n": 1}
+    assert entries[1].detail == {"ms": 1.5}
+    assert [e.event_id for e in await log.tail(2)] == ["e1", "e2"]
+
+
+async def test_the_log_is_bounded_by_count(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"), max_entries=10)
+    for n in range(500):
+        await log.append(record(n))
+    assert await fake_redis.xlen(Keys("t").log) < 500
+
+
+async def test_the_log_is_trimmed_by_age(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"), retention_seconds=0.001)
+    await log.append(record(1))
+    await asyncio.sleep(0.01)
+    await log.trim_by_age()
+    assert await fake_redis.xlen(Keys("t").log) == 0
+
+
+async def test_a_huge_record_is_truncated_not_refused(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    big = LogRecord(
+        outcome="ok",
+        type="sync_turn",
+        event_id="e",
+        event={"x": "y" * 200_000},
+        detail={"result": "z" * 200_000, "ms": 3},
+    )
+    await log.append(big)
+    (entry,) = await log.tail(1)
+    assert entry.event_id == "e" and entry.type == "sync_turn"
+    fields = await fake_redis.xrange(Keys("t").log)
+    assert len(fields[0][1][b"body"]) <= MAX_RECORD_CHARS * 4
+
+
+async def test_follow_yields_new_entries_as_they_come(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    await log.append(record(0))
+    seen: list[str] = []
+
+    async def follow() -> None:
+        async for entry in log.follow(block_ms=50):
+            seen.append(entry.event_id)
+            if len(seen) == 2:
+                return
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.05)
+    await log.append(record(1))
+    await log.append(record(2))
+    await asyncio.wait_for(task, 5)
+    assert seen == ["e1", "e2"]

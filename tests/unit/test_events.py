@@ -1,0 +1,83 @@
+"""Events: the envelope, one model per type, and errors that say what is wrong."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memsvc.events import (
+    MAX_EVENT_BYTES,
+    InvalidEvent,
+    MemoryWriteEvent,
+    MemoryWritePayload,
+    PrefetchEvent,
+    SessionSwitchEvent,
+    SyncTurnEvent,
+    decode,
+    encode,
+    stamp,
+)
+
+BASE = {"user_id": "u1", "agent_id": "a1", "thread_id": "t1"}
+
+
+def raw(**overrides: Any) -> bytes:
+    data = {"id": "e" * 32, "ts": 1.0, "type": "prefetch", **BASE, **overrides}
+    return json.dumps(data).encode()
+
+
+def test_every_event_round_trips_through_its_bytes() -> None:
+    events = [
+        PrefetchEvent(**stamp(), **BASE),
+        MemoryWriteEvent(**stamp(), **BASE, payload=MemoryWritePayload(args={"action": "add"})),
+        SyncTurnEvent(**stamp(), **BASE, payload={"user_content": "hi", "assistant_content": "yo"}),
+        SessionSwitchEvent(**stamp(), **BASE, payload={"parent_thread_id": "t0", "reset": False}),
+    ]
+    for event in events:
+        assert decode(encode(event)) == event
+
+
+def test_the_envelope_carries_identity_version_and_time() -> None:
+    event = decode(raw())
+    assert (event.user_id, event.agent_id, event.thread_id) == ("u1", "a1", "t1")
+    assert event.schema_version == 1 and event.ts == 1.0
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (raw(type="telepathy"), "unknown event type 'telepathy'"),
+        (raw(schema_version=2), "unsupported schema_version 2"),
+        (raw(user_id="../etc"), "user_id"),
+        (raw(thread_id=""), "thread_id"),
+        (raw(colour="red"), "colour: Extra inputs are not permitted"),
+        (raw(payload={"query": 5}), "payload.query"),
+        (raw(payload={"query": "x", "why": 1}), "payload.why"),
+        (raw(type="memory_write"), "payload: Field required"),
+        (raw(id="../../"), "id"),
+        (b"\xff\xfe", "not UTF-8 JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b'{"type": "prefetch"', "not UTF-8 JSON"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_bad_events_are_refused_with_the_reason(data: bytes, reason: str) -> None:
+    with pytest.raises(InvalidEvent) as info:
+        decode(data)
+    assert reason in info.value.reason
+    assert info.value.raw  # kept for the record
+
+
+def test_oversized_events_are_refused_without_parsing() -> None:
+    with pytest.raises(InvalidEvent, match="over"):
+        decode(b"x" * (MAX_EVENT_BYTES + 1))
+
+
+def test_an_invalid_event_still_yields_its_readable_fields() -> None:
+    with pytest.raises(InvalidEvent) as info:
+        decode(raw(type="telepathy", reply_to="svc:inbox:abc"))
+    assert info.value.field("reply_to") == "svc:inbox:abc"
+    assert info.value.field("user_id") == "u1"
+    assert info.value.field("nothing") is None

@@ -1,0 +1,90 @@
+"""Background jobs: backoff with jitter, bounded tries and age, parked, never dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from arq.worker import Retry
+from redis.asyncio import Redis
+
+from memsvc.eventlog import EventLog
+from memsvc.jobs import DeadLetters, InlineJobs, RetryPolicy, durable
+from memsvc.keys import Keys
+
+
+def test_backoff_grows_exponentially_with_full_jitter_and_a_cap() -> None:
+    policy = RetryPolicy(base_seconds=1, cap_seconds=30)
+    for job_try, ceiling in [(1, 1), (2, 2), (3, 4), (5, 16), (9, 30), (40, 30)]:
+        samples = [policy.backoff(job_try) for _ in range(200)]
+        assert all(0 <= s <= ceiling for s in samples)
+        assert max(samples) > ceiling / 2  # jitter spreads over the whole range
+
+
+def context(fake_redis: Redis, job_try: int = 1) -> dict[str, Any]:
+    keys = Keys("t")
+    return {
+        "job_try": job_try,
+        "dead_letters": DeadLetters(fake_redis, keys),
+        "event_log": EventLog(fake_redis, keys),
+        "job_id": "j1",
+    }
+
+
+async def failing(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    raise ConnectionError("hindsight down")
+
+
+async def test_a_failing_job_asks_arq_to_retry_later(fake_redis: Redis) -> None:
+    job = durable(failing, RetryPolicy(max_tries=3, base_seconds=10))
+    with pytest.raises(Retry) as info:
+        await job(context(fake_redis, job_try=2), {"enqueued_at": time.time()})
+    assert 0 <= (info.value.defer_score or 0) <= 20_000
+
+
+async def test_a_job_out_of_tries_is_parked_with_its_payload_and_error(fake_redis: Redis) -> None:
+    job = durable(failing, RetryPolicy(max_tries=3))
+    payload = {"enqueued_at": time.time(), "metadata": {"user_id": "u1", "event_id": "e1"}}
+    await job(context(fake_redis, job_try=3), payload)
+    (parked,) = await DeadLetters(fake_redis, Keys("t")).list()
+    assert parked["function"] == "failing" and parked["payload"] == payload
+    assert parked["error"] == "ConnectionError: hindsight down" and parked["tries"] == 3
+    entries = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
+    assert [(e.outcome, e.type, e.user_id, e.event_id) for e in entries] == [
+        ("dead", "job:failing", "u1", "e1")
+    ]
+
+
+async def test_a_job_older_than_the_max_age_is_parked_not_retried(fake_redis: Redis) -> None:
+    job = durable(failing, RetryPolicy(max_tries=50, max_age_seconds=60))
+    await job(context(fake_redis), {"enqueued_at": time.time() - 61})
+    assert len(await DeadLetters(fake_redis, Keys("t")).list()) == 1
+
+
+async def test_a_successful_job_is_logged(fake_redis: Redis) -> None:
+    async def fine(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        return None
+
+    await durable(fine, RetryPolicy())(context(fake_redis), {"user_id": "u1"})
+    entries = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
+    assert [(e.outcome, e.type) for e in entries] == [("ok", "job:fine")]
+
+
+async def test_inline_jobs_retry_until_success_and_dedupe_by_id(fake_redis: Redis) -> None:
+    runs: list[int] = []
+
+    async def flaky(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        runs.append(ctx["job_try"])
+        if ctx["job_try"] < 3:
+            raise ConnectionError("not yet")
+
+    ctx = context(fake_redis)
+    jobs = InlineJobs({"flaky": durable(flaky, RetryPolicy(base_seconds=0.001))}, ctx)
+    await jobs.enqueue("flaky", {}, job_id="same")
+    await jobs.enqueue("flaky", {}, job_id="same")
+    await jobs.drain()
+    await asyncio.sleep(0)
+    assert runs == [1, 2, 3]
+    assert await DeadLetters(fake_redis, Keys("t")).list() == []
