@@ -220,16 +220,55 @@ async def _read_json_layer(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid UTF-8 JSON: {exc}") from None
 
 
-class ConfigLoader:
-    """Builds a user's effective config; the yaml layer is read once, overrides every call."""
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is rewritten (``os.replace`` gives it a new inode)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
 
-    def __init__(self, layout: DataLayout, yaml_path: Path | None = None) -> None:
+
+class ConfigLoader:
+    """Builds a user's effective config.
+
+    The yaml layer is read once. The override files are checked on every call
+    (a ``stat`` each) and re-read only when they changed, so a change made by
+    another process applies to the next event without a restart.
+    """
+
+    def __init__(
+        self, layout: DataLayout, yaml_path: Path | None = None, *, cache_size: int = 4096
+    ) -> None:
         self._layout = layout
         self._yaml = load_yaml_layer(yaml_path) if yaml_path is not None else {}
+        self._cache_size = cache_size
+        self._cache: dict[str, tuple[tuple[Any, Any], EffectiveConfig]] = {}
+        self._global_path = layout.global_overrides()
+        self._user_paths: dict[str, Path] = {}
+
+    def _user_path(self, user_id: str) -> Path:
+        path = self._user_paths.get(user_id)
+        if path is None:
+            if len(self._user_paths) >= self._cache_size:
+                self._user_paths.pop(next(iter(self._user_paths)))
+            path = self._user_paths[user_id] = self._layout.user_config(user_id)
+        return path
 
     async def effective(self, user_id: str) -> EffectiveConfig:
-        global_path = self._layout.global_overrides()
-        user_path = self._layout.user_config(user_id)
+        global_path = self._global_path
+        user_path = self._user_path(user_id)
+        stamps = (_stamp(global_path), _stamp(user_path))
+        cached = self._cache.get(user_id)
+        if cached is not None and cached[0] == stamps:
+            return cached[1]
+        effective = await self._build(global_path, user_path)
+        if len(self._cache) >= self._cache_size:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[user_id] = (stamps, effective)
+        return effective
+
+    async def _build(self, global_path: Path, user_path: Path) -> EffectiveConfig:
         layers: list[tuple[Source, dict[str, Any]]] = [
             ("yaml", self._yaml),
             ("global", check_override(await _read_json_layer(global_path), str(global_path))),

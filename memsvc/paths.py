@@ -14,7 +14,8 @@ stay below the real data dir, so a symlinked folder cannot lead a write elsewher
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -37,10 +38,12 @@ class DataLayout:
     """Paths of one data dir; every method validates its ids."""
 
     root: Path
+    real_root: str = field(default="", compare=False)
 
     @classmethod
     def at(cls, data_dir: str | os.PathLike[str]) -> DataLayout:
-        return cls(Path(data_dir).expanduser().absolute())
+        root = Path(data_dir).expanduser().absolute()
+        return cls(root, os.path.realpath(root))
 
     def user_dir(self, user_id: str) -> Path:
         return self._inside(self.root / "users" / validate_id("user_id", user_id))
@@ -61,8 +64,20 @@ class DataLayout:
         return self._inside(self.root / GLOBAL_OVERRIDES_FILE)
 
     def _inside(self, path: Path) -> Path:
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(path)
-        if os.path.commonpath([real_root, real]) != real_root:
-            raise PathEscapeError(f"{path} resolves outside the data dir {self.root}")
+        """``path`` itself, if no symlink below the root leads it outside the root.
+
+        Only the components below the root are looked at (one ``lstat`` each); the
+        root itself may be a symlink, resolved once.
+        """
+        current = self.root
+        for part in path.relative_to(self.root).parts:
+            current = current / part
+            try:
+                is_link = stat.S_ISLNK(os.lstat(current).st_mode)
+            except FileNotFoundError:
+                return path  # nothing below a missing component can be a link yet
+            if is_link:
+                real = os.path.realpath(current)
+                if os.path.commonpath([self.real_root, real]) != self.real_root:
+                    raise PathEscapeError(f"{path} resolves outside the data dir {self.root}")
         return path

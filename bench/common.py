@@ -1,0 +1,136 @@
+"""Shared pieces of the benchmarks: a worker process, percentiles, a clean key prefix.
+
+Benchmarks print ratios against a baseline measured in the same run on the same
+machine (a raw Redis round trip, a direct in-process call), so their figures
+hold on a noisy machine where absolute times do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+from memsvc.settings import ServiceSettings
+
+REDIS_URL = os.environ.get("MEMSVC_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@dataclass
+class Bench:
+    redis: Redis
+    settings: ServiceSettings
+    keys: Keys
+    env: dict[str, str]
+
+
+@contextlib.asynccontextmanager
+async def bench_env(**overrides: str) -> AsyncIterator[Bench]:
+    """A key prefix and data dir of this run alone; everything is deleted afterwards."""
+    prefix = f"memsvc-bench-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory(prefix="memsvc-bench-") as data_dir:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("MEMSVC_")},
+            "MEMSVC_REDIS_URL": REDIS_URL,
+            "MEMSVC_KEY_PREFIX": prefix,
+            "MEMSVC_DATA_DIR": data_dir,
+            "MEMSVC_LOG_LEVEL": "error",
+            **overrides,
+        }
+        settings = ServiceSettings(
+            redis_url=REDIS_URL,
+            key_prefix=prefix,
+            data_dir=Path(data_dir),
+            tool_deadline_seconds=30,
+            prefetch_deadline_seconds=30,
+        )
+        redis = Redis.from_url(REDIS_URL)
+        try:
+            yield Bench(redis, settings, Keys(prefix), env)
+        finally:
+            for pattern in (f"{prefix}*", f"arq:*{prefix}*"):
+                keys = [k async for k in redis.scan_iter(match=pattern, count=1000)]
+                for i in range(0, len(keys), 1000):
+                    await redis.delete(*keys[i : i + 1000])
+            await redis.aclose()
+
+
+@contextlib.asynccontextmanager
+async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """One ``memsvc worker`` process, ready when its consumer has joined."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memsvc.cli", "worker"],
+        env=bench.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(300):
+            with contextlib.suppress(Exception):
+                if await bench.redis.xinfo_consumers(bench.keys.events, bench.keys.workers_group):
+                    break
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "worker died")
+            await asyncio.sleep(0.1)
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def latencies(
+    call: Callable[[], Awaitable[object]], total: int, concurrency: int
+) -> list[float]:
+    """Seconds per call, ``total`` calls spread over ``concurrency`` tasks."""
+    out: list[float] = []
+
+    async def runner(n: int) -> None:
+        for _ in range(n):
+            start = time.perf_counter()
+            await call()
+            out.append(time.perf_counter() - start)
+
+    share = [
+        total // concurrency + (1 if i < total % concurrency else 0) for i in range(concurrency)
+    ]
+    await asyncio.gather(*(runner(n) for n in share))
+    return out
+
+
+def pct(samples: list[float], q: float) -> float:
+    return (
+        statistics.quantiles(samples, n=100, method="inclusive")[int(q) - 1]
+        if q < 100
+        else max(samples)
+    )
+
+
+def report(
+    title: str, rows: list[tuple[str, float, float]], base: tuple[float, float], base_name: str
+) -> None:
+    sys.stdout.write(f"\n{title}\n")
+    sys.stdout.write(f"  {'':<28}{'p50 ms':>10}{'p99 ms':>10}{'p50 ratio':>11}{'p99 ratio':>11}\n")
+    sys.stdout.write(
+        f"  {base_name:<28}{base[0] * 1000:>10.3f}{base[1] * 1000:>10.3f}{1:>11.2f}{1:>11.2f}\n"
+    )
+    for name, p50, p99 in rows:
+        sys.stdout.write(
+            f"  {name:<28}{p50 * 1000:>10.3f}{p99 * 1000:>10.3f}"
+            f"{p50 / base[0]:>11.2f}{p99 / base[1]:>11.2f}\n"
+        )
