@@ -16,7 +16,9 @@ import asyncio
 import datetime
 import json
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,6 +31,7 @@ from memsvc.ids import DEFAULT_THREAD, InvalidIdError
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout, PathEscapeError
+from memsvc.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe
 
@@ -85,6 +88,21 @@ def _parser() -> argparse.ArgumentParser:
     tail.add_argument("--limit", type=int, default=20)
     tail.add_argument("--follow", action="store_true")
     tail.add_argument("--json", action="store_true", dest="as_json", help="one JSON per line")
+
+    replay = commands.add_parser(
+        "replay", help="re-apply logged writes to a data dir (needs MEMSVC_REDIS_URL)"
+    )
+    replay.add_argument("--user", default=None, help="only this user's events")
+    replay.add_argument("--since", type=float, default=None, help="seconds ago")
+    replay.add_argument("--from", dest="start", default="-", help="first log stream id")
+    replay.add_argument("--to", dest="end", default="+", help="last log stream id")
+    replay.add_argument("--into", required=True, help="data dir to write (should be new)")
+    replay.add_argument("--base", default=None, help="copy these files into --into first")
+    replay.add_argument(
+        "--diff",
+        action="store_true",
+        help="compare the touched files with MEMSVC_DATA_DIR; exit 1 if any differ",
+    )
 
     commands.add_parser("demo", help="a short scripted tour of memsvc")
     return parser
@@ -220,6 +238,40 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fresh_dir(path: str, live: Path) -> Path:
+    into = Path(path)
+    if into.resolve() == live.resolve():
+        raise UsageError("--into must not be the live data dir")
+    if into.exists() and any(into.iterdir()):
+        raise UsageError(f"--into {into} is not empty")
+    return into
+
+
+async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    into = _fresh_dir(ns.into, Path(settings.data_dir))
+    redis = Redis.from_url(_needs_redis(settings, "replay"))
+    selection = Slice(
+        start=ns.start,
+        end=ns.end,
+        user_id=ns.user,
+        since=time.time() - ns.since if ns.since is not None else None,
+    )
+    try:
+        report = await replay(
+            EventLog(redis, Keys(settings.key_prefix)),
+            selection,
+            into,
+            settings,
+            base=Path(ns.base) if ns.base else None,
+            compare_with=Path(settings.data_dir) if ns.diff else None,
+        )
+    finally:
+        await redis.aclose()
+    _emit(report.as_dict())
+    differs = report.different_results or any(v != "same" for v in report.files.values())
+    return EXIT_TOOL_FAILED if ns.diff and differs else EXIT_OK
+
+
 async def _demo(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     from memsvc.demo import run_demo
 
@@ -232,6 +284,7 @@ _ASYNC_COMMANDS = {
     "reload": _reload,
     "schemas": _schemas,
     "sync-turn": _sync_turn,
+    "replay": _replay,
     "config": _config,
     "log": _log,
     "demo": _demo,

@@ -102,3 +102,4 @@ class BuiltinProvider(MemoryProvider):
                 return
         if reset:
             await self._snapshots.drop(user_id, agent_id, new_thread_id)
+            await self._failures.reset(new_thread_id)

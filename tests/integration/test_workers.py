@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +221,84 @@ async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: Wo
     assert [d["error"][:14] for d in dead] == ["not UTF-8 JSON", "user_id: Value"]
     assert workers.procs[0].poll() is None
     assert not (Path(workers.env["MEMSVC_DATA_DIR"]).parent / "root").exists()
+
+
+def run_cli(workers: WorkerPool, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memsvc.cli", *args],
+        env=workers.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(
+    workers: WorkerPool, tmp_path: Path
+) -> None:
+    await workers.start(1)
+    async with MemoryClient(settings=workers.settings()) as mem:
+        await mem.call_tool(
+            "alice",
+            "coder",
+            "t1",
+            "memory",
+            {"action": "add", "target": "user", "content": "Name: Alice"},
+        )
+        await mem.call_tool(
+            "bob",
+            "coder",
+            "t2",
+            "memory",
+            {"action": "add", "target": "memory", "content": "bob's note"},
+        )
+        await mem.prefetch("alice", "coder", "t1")
+    tail = await asyncio.to_thread(
+        run_cli, workers, "log", "tail", "--user", "alice", "--type", "memory_write"
+    )
+    assert tail.returncode == 0, tail.stderr
+    lines = tail.stdout.strip().splitlines()
+    assert len(lines) == 1 and "memory_write" in lines[0] and "alice/coder/t1" in lines[0]
+    assert "Entry added." in lines[0]
+    as_json = await asyncio.to_thread(run_cli, workers, "log", "tail", "--json", "--limit", "3")
+    assert [json.loads(line)["type"] for line in as_json.stdout.splitlines()] == [
+        "memory_write",
+        "memory_write",
+        "prefetch",
+    ]
+
+    replay = await asyncio.to_thread(
+        run_cli, workers, "replay", "--into", str(tmp_path / "replayed"), "--diff"
+    )
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    report = json.loads(replay.stdout)
+    assert report["events"] == 2 and report["same_result"] == 2
+    assert set(report["files"].values()) == {"same"}
+
+
+async def test_log_tail_follow_streams_new_entries(workers: WorkerPool) -> None:
+    await workers.start(1)
+    follow = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "memsvc.cli",
+        "log",
+        "tail",
+        "--follow",
+        "--type",
+        "prefetch",
+        env=workers.env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await asyncio.sleep(1.0)  # let it reach the follow loop
+        async with MemoryClient(settings=workers.settings()) as mem:
+            await mem.prefetch("carol", "a", "t")
+        assert follow.stdout is not None
+        line = await asyncio.wait_for(follow.stdout.readline(), 20)
+        assert b"prefetch" in line and b"carol/a/t" in line
+    finally:
+        follow.terminate()
+        await follow.wait()
