@@ -28,6 +28,7 @@ from memsvc.client import MemoryClient, MemoryServiceError
 from memsvc.config import ConfigError, ConfigLoader
 from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
+from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout, PathEscapeError
@@ -104,6 +105,13 @@ def _parser() -> argparse.ArgumentParser:
         help="compare the touched files with MEMSVC_DATA_DIR; exit 1 if any differ",
     )
 
+    dlq = commands.add_parser("dlq", help="background jobs that gave up (needs MEMSVC_REDIS_URL)")
+    dlq_sub = dlq.add_subparsers(dest="dlq_command", required=True)
+    dlq_sub.add_parser("list", help="print the parked jobs with their payload and last error")
+    retry = dlq_sub.add_parser("retry", help="queue parked jobs again, oldest first")
+    retry.add_argument("--function", default=None, help="only jobs of this function")
+    retry.add_argument("--limit", type=int, default=None, help="at most this many")
+
     commands.add_parser("demo", help="a short scripted tour of memsvc")
     return parser
 
@@ -126,7 +134,10 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     async with _client(settings) as mem:
         result = await mem.call_tool(ns.user, ns.agent, ns.thread, ns.name, args)
     _emit(result)
-    return EXIT_OK if result.get("success") else EXIT_TOOL_FAILED
+    if result.get("success"):
+        return EXIT_OK
+    sys.stderr.write(f"memsvc: {str(result.get('error', 'the tool failed')).splitlines()[0]}\n")
+    return EXIT_TOOL_FAILED
 
 
 async def _prefetch(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -238,6 +249,29 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _dlq(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    from arq import create_pool
+    from arq.connections import RedisSettings
+
+    url = _needs_redis(settings, "dlq")
+    keys = Keys(settings.key_prefix)
+    # the workers' serialiser: a job queued in arq's default (pickle) would never run
+    pool = await create_pool(
+        RedisSettings.from_dsn(url), job_serializer=serialise_job, job_deserializer=deserialise_job
+    )
+    try:
+        parked = DeadLetters(pool, keys)
+        if ns.dlq_command == "list":
+            _emit(await parked.records())
+            return EXIT_OK
+        queue = ArqJobs(pool, keys.job_queue, expires_seconds=settings.job_max_age_seconds * 2)
+        redriven = await parked.redrive(queue, function=ns.function, limit=ns.limit)
+        _emit({"requeued": len(redriven), "jobs": redriven})
+    finally:
+        await pool.aclose()
+    return EXIT_OK
+
+
 def _fresh_dir(path: str, live: Path) -> Path:
     into = Path(path)
     if into.resolve() == live.resolve():
@@ -287,6 +321,7 @@ _ASYNC_COMMANDS = {
     "replay": _replay,
     "config": _config,
     "log": _log,
+    "dlq": _dlq,
     "demo": _demo,
 }
 

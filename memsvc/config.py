@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,15 @@ from typing import Any, Literal
 
 import structlog
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from memsvc.atomicfile import read_bytes
 from memsvc.paths import DataLayout
@@ -62,6 +71,40 @@ class HindsightConfig(_Section):
     retain_every_n_turns: PositiveInt = 1
     retain_user_prefix: str = "User"
     retain_assistant_prefix: str = "Assistant"
+
+    @field_validator("bank_id_template")
+    @classmethod
+    def _user_bank(cls, value: str) -> str:
+        return _bank_template(value, {"user_id"})
+
+    @field_validator("work_bank_id_template")
+    @classmethod
+    def _work_bank(cls, value: str) -> str:
+        return _bank_template(value, {"user_id", "agent_id"})
+
+
+BANK_PLACEHOLDERS = frozenset({"user_id", "agent_id", "thread_id", "env"})
+
+
+def _placeholders(template: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ValueError(f"not a valid template: {exc}") from None
+
+
+def _bank_template(template: str, required: set[str]) -> str:
+    names = _placeholders(template)
+    if unknown := names - BANK_PLACEHOLDERS:
+        raise ValueError(
+            f"unknown placeholder(s) {sorted(unknown)}; use {sorted(BANK_PLACEHOLDERS)}"
+        )
+    if missing := required - names:
+        raise ValueError(
+            f"must contain {{{'}, {'.join(sorted(missing))}}} so that banks are "
+            "never shared across users (or agents)"
+        )
+    return template
 
 
 class InjectionConfig(_Section):
@@ -108,6 +151,7 @@ class ConfigError(ValueError):
 class EffectiveConfig:
     config: MemoryConfig
     sources: Mapping[str, Source]  # dotted field path -> the layer that set it
+    problems: tuple[str, ...] = ()  # override layers left out, and why (lenient loading)
 
     def source_of(self, path: str) -> Source:
         return self.sources[path]
@@ -255,29 +299,41 @@ class ConfigLoader:
             path = self._user_paths[user_id] = self._layout.user_config(user_id)
         return path
 
-    async def effective(self, user_id: str) -> EffectiveConfig:
+    async def effective(self, user_id: str, *, strict: bool = True) -> EffectiveConfig:
+        """``strict``: a bad override file raises :class:`ConfigError`. Otherwise (serving
+        a user's agents) the bad layer is left out, logged and named in ``problems``:
+        a broken toggle file must not take the user's memory away."""
         global_path = self._global_path
         user_path = self._user_path(user_id)
         stamps = (_stamp(global_path), _stamp(user_path))
         cached = self._cache.get(user_id)
         if cached is not None and cached[0] == stamps:
-            return cached[1]
-        effective = await self._build(global_path, user_path)
-        if len(self._cache) >= self._cache_size:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[user_id] = (stamps, effective)
+            effective = cached[1]
+        else:
+            effective = await self._build(global_path, user_path)
+            if len(self._cache) >= self._cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[user_id] = (stamps, effective)
+        if strict and effective.problems:
+            raise ConfigError(effective.problems[0])
         return effective
 
     async def _build(self, global_path: Path, user_path: Path) -> EffectiveConfig:
-        layers: list[tuple[Source, dict[str, Any]]] = [
-            ("yaml", self._yaml),
-            ("global", check_override(await _read_json_layer(global_path), str(global_path))),
-            ("user", check_override(await _read_json_layer(user_path), str(user_path))),
-        ]
+        layers: list[tuple[Source, dict[str, Any]]] = [("yaml", self._yaml)]
+        problems: list[str] = []
+        overrides: list[tuple[Source, Path]] = [("global", global_path), ("user", user_path)]
+        for source, file in overrides:
+            try:
+                layers.append((source, check_override(await _read_json_layer(file), str(file))))
+            except ConfigError as exc:
+                log.error("config_layer_left_out", layer=source, error=str(exc))
+                problems.append(str(exc))
         merged: dict[str, Any] = {}
         sources: dict[str, Source] = dict.fromkeys(leaf_paths(), "default")
         for source, layer in layers:
             merged = _deep_merge(merged, layer)
             for path in _flatten(layer):
                 sources[path] = source
-        return EffectiveConfig(config=_validate(merged, "merged config"), sources=sources)
+        return EffectiveConfig(
+            config=_validate(merged, "merged config"), sources=sources, problems=tuple(problems)
+        )

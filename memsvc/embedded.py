@@ -29,10 +29,7 @@ class EmbeddedService:
         self._server = fakeredis.FakeServer()
         self.redis: Redis = fakeredis.aioredis.FakeRedis(server=self._server)
         ctx: dict[str, Any] = {}
-        policy = RetryPolicy(
-            max_tries=settings.job_max_tries, max_age_seconds=settings.job_max_age_seconds
-        )
-        self._jobs = InlineJobs(job_functions(policy), ctx)
+        self._jobs = InlineJobs(job_functions(RetryPolicy.of(settings)), ctx)
         self.runtime = Runtime(settings, self.redis, shared_redis=False, jobs=self._jobs)
         ctx.update(
             runtime=self.runtime, dead_letters=self.runtime.dead_letters, event_log=self.runtime.log

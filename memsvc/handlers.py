@@ -54,6 +54,10 @@ class EventHandlers:
         handled = await self._dispatch(event, manager, memory.config.config.injection)
         if switched is not None:
             handled.detail["session_switch"] = switched
+        if problems := memory.config.problems:  # served without a broken override file
+            handled.detail["config_problems"] = list(problems)
+            if handled.reply is not None and "skipped" in handled.reply:
+                handled.reply["skipped"]["config"] = "; ".join(problems)
         return handled
 
     async def _dispatch(self, event: Event, manager: MemoryManager, injection: Any) -> Handled:
@@ -167,6 +171,7 @@ class EventHandlers:
                 event.payload.assistant_content,
                 thread_id=event.thread_id,
                 turn_index=index,
+                at=event.ts,
             )
             return Handled(detail={"turn_index": index})
         payload = {
@@ -175,6 +180,7 @@ class EventHandlers:
             "thread_id": event.thread_id,
             "turn_index": index,
             "event_id": event.id,
+            "at": event.ts,
             "user_content": event.payload.user_content,
             "assistant_content": event.payload.assistant_content,
         }

@@ -3,10 +3,15 @@
 Jobs are plain async functions ``job(ctx, payload)`` in the arq style. A worker
 runs them through arq (``ArqJobs``); the embedded mode of the command line runs
 the very same functions as tasks of its own process (``InlineJobs``). Either
-way a failing job is retried with exponential backoff and full jitter, bounded
-by a number of tries and an age, and then parked in a dead-letter list with its
+way a failing job is retried with exponential backoff and jitter, bounded by a
+number of tries and an age, and then parked in a dead-letter list with its
 payload and last error, where an operator can inspect and re-drive it: a job is
 never dropped.
+
+An exception tells the policy what it knows, httpx style: ``retryable = False``
+(a request the server refused as it is) parks the job at once instead of
+repeating it, and ``retry_after`` (seconds, the server's own advice) is the
+least a retry waits.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import asyncio
 import json
 import random
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -26,6 +32,7 @@ from redis.asyncio import Redis
 
 from memsvc.eventlog import EventLog, LogRecord
 from memsvc.keys import Keys
+from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
 
@@ -34,15 +41,31 @@ JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    max_tries: int = 12
+    """With the defaults a job keeps trying for at least ~29 minutes (at most ~58)
+    before it is parked: an outage of that length drains by itself."""
+
+    max_tries: int = 20
     max_age_seconds: float = 6 * 3600
-    base_seconds: float = 0.5
+    base_seconds: float = 1.0
     cap_seconds: float = 300.0
 
-    def backoff(self, job_try: int) -> float:
-        """Full jitter: uniform in [0, min(cap, base * 2**(try-1))]."""
+    @classmethod
+    def of(cls, settings: ServiceSettings) -> RetryPolicy:
+        return cls(
+            max_tries=settings.job_max_tries,
+            max_age_seconds=settings.job_max_age_seconds,
+            base_seconds=settings.job_backoff_base_seconds,
+            cap_seconds=settings.job_backoff_cap_seconds,
+        )
+
+    def backoff(self, job_try: int, *, at_least: float = 0.0) -> float:
+        """Equal jitter: uniform in [c/2, c] with c = min(cap, base * 2**(try-1)).
+
+        The guaranteed half spreads the tries over a long outage; the random half
+        keeps the workers that failed together from retrying together.
+        """
         ceiling = min(self.cap_seconds, self.base_seconds * 2 ** max(0, job_try - 1))
-        return random.uniform(0, ceiling)
+        return max(min(at_least, self.cap_seconds), random.uniform(ceiling / 2, ceiling))
 
 
 class JobQueue(Protocol):
@@ -88,8 +111,32 @@ class DeadLetters:
         await self._redis.rpush(self._key, json.dumps(record, ensure_ascii=False))  # type: ignore[misc]
         log.error("job_dead_lettered", function=function, tries=tries, error=error)
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def records(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in await self._redis.lrange(self._key, 0, -1)]  # type: ignore[misc]
+
+    async def redrive(
+        self, queue: JobQueue, *, function: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Queue parked jobs again (oldest first) with a fresh age and tries; returns them.
+
+        A record leaves the list only after its job is queued, so a failure here
+        loses nothing (at worst a job runs twice, and jobs are idempotent).
+        """
+        redriven: list[dict[str, Any]] = []
+        for raw in await self._redis.lrange(self._key, 0, -1):  # type: ignore[misc]
+            if limit is not None and len(redriven) >= limit:
+                break
+            record = json.loads(raw)
+            if function is not None and record["function"] != function:
+                continue
+            payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
+            await queue.enqueue(
+                record["function"], payload, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}"
+            )
+            await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
+            redriven.append(record)
+        log.info("jobs_redriven", count=len(redriven), function=function)
+        return redriven
 
 
 def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
@@ -128,8 +175,9 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
         except Exception as exc:
             age = time.time() - float(payload.get("enqueued_at", time.time()))
             error = f"{type(exc).__name__}: {exc}"
-            if job_try < policy.max_tries and age < policy.max_age_seconds:
-                delay = policy.backoff(job_try)
+            retryable = getattr(exc, "retryable", True)
+            if retryable and job_try < policy.max_tries and age < policy.max_age_seconds:
+                delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)
                 log.warning(
                     "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error
                 )

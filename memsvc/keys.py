@@ -18,7 +18,12 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:fails:<agent>:<thread>`` | string | 1 h | consolidation failures this turn |
 | ``{p}:{<user>}:thread:<agent>`` | string | session ttl | the agent's most recent thread |
 | ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
-| ``{p}:{<user>}:receipt:<event>`` | hash | receipt ttl | outcome of an applied write event |
+| ``{p}:{<user>}:receipt:<event>`` | string | receipt ttl | outcome of an applied write event |
+| ``{p}:{<user>}:hs:turns:<agent>:<thread>`` | hash | session ttl | turns not yet retained |
+| ``{p}:{<user>}:hs:buffered:<agent>`` | set | session ttl | threads with turns waiting |
+| ``{p}:{<user>}:hs:warm:<agent>:<thread>`` | string | 2 min | a recall made for the next turn |
+| ``{p}:{<user>}:lock:mirror:user`` | string | lease | one Hindsight mirror of USER.md at a time |
+| ``{p}:{<user>}:lock:mirror:memory:<agent>`` | string | lease | ... of an agent's MEMORY.md |
 """
 
 from __future__ import annotations
@@ -92,3 +97,16 @@ class Keys:
 
     def receipt(self, user_id: str, event_id: str) -> str:
         return f"{self._user(user_id)}:receipt:{event_id}"
+
+    # Hindsight provider state
+    def retain_buffer(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("hs:turns", user_id, agent_id, thread_id)
+
+    def buffered_threads(self, user_id: str, agent_id: str) -> str:
+        return f"{self._user(user_id)}:hs:buffered:{validate_id('agent_id', agent_id)}"
+
+    def warm_recall(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("hs:warm", user_id, agent_id, thread_id)
+
+    def mirror_lock(self, target: Target, user_id: str, agent_id: str) -> str:
+        return self.store_lock(target, user_id, agent_id).replace(":lock:", ":lock:mirror:", 1)

@@ -96,9 +96,14 @@ class RedisLocks:
         self._poll = poll_seconds
         self._local = LocalQueues()
 
+    def hold(
+        self, target: Target, user_id: str, agent_id: str
+    ) -> contextlib.AbstractAsyncContextManager[Lease]:
+        return self.hold_key(self._keys.store_lock(target, user_id, agent_id))
+
     @contextlib.asynccontextmanager
-    async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
-        name = self._keys.store_lock(target, user_id, agent_id)
+    async def hold_key(self, name: str) -> AsyncIterator[Lease]:
+        """Hold the lock named ``name`` (any key of the keyspace) for the block."""
         deadline = time.monotonic() + self._wait
         async with self._local.turn(name, self._wait):
             # A new Lock per critical section, not thread-local: tasks never share a token.
@@ -161,9 +166,27 @@ class LocalQueues:
                 self._locks[key] = (lock, users - 1)
 
 
-class _HeldFileLease:
+class ProcessLocks:
+    """Named locks within one process: what ``hold_key`` needs when Redis is embedded."""
+
+    def __init__(self, *, wait_seconds: float = 10.0) -> None:
+        self._wait = wait_seconds
+        self._local = LocalQueues()
+
+    @contextlib.asynccontextmanager
+    async def hold_key(self, name: str) -> AsyncIterator[Lease]:
+        async with self._local.turn(name, self._wait):
+            yield _HeldLease()
+
+
+class KeyedLocks(Protocol):
+    def hold_key(self, name: str) -> contextlib.AbstractAsyncContextManager[Lease]:
+        """Hold the lock named ``name`` for the duration of the block."""
+
+
+class _HeldLease:
     async def ensure_held(self) -> None:
-        return None  # flock is held until the descriptor closes; it cannot expire
+        return None  # held until released in this process; it cannot expire
 
 
 class FileLocks:
@@ -187,7 +210,7 @@ class FileLocks:
                     if time.monotonic() >= deadline:
                         raise LockTimeoutError(f"{lock_path} stayed busy for {self._wait:g}s")
                     await asyncio.sleep(self._poll)
-                yield _HeldFileLease()
+                yield _HeldLease()
             finally:
                 os.close(fd)  # closing the descriptor releases the flock
 

@@ -73,6 +73,7 @@ class MemoryManager:
         *,
         hook_timeout: float = 5.0,
         prefetch_timeout: float = 3.0,
+        tool_timeout: float | None = None,
         mirror: MirrorSink | None = None,
     ) -> None:
         """``mirror`` hands builtin changes to whatever runs them off the request path
@@ -81,6 +82,7 @@ class MemoryManager:
         self.external: MemoryProvider | None = None
         self._hook_timeout = hook_timeout
         self._prefetch_timeout = prefetch_timeout
+        self._tool_timeout = tool_timeout or hook_timeout  # a reflect may think a while
         self._mirror = mirror or self._mirror_in_background
         self._background: set[asyncio.Task[None]] = set()
 
@@ -183,7 +185,7 @@ class MemoryManager:
                 external,
                 f"handle_tool_call:{tool_name}",
                 lambda: external.handle_tool_call(tool_name, args, thread_id=thread_id),
-                self._hook_timeout,
+                self._tool_timeout,
             )
             if isinstance(outcome, _Failed):
                 return json.dumps(
@@ -272,12 +274,18 @@ class MemoryManager:
         )
 
     async def sync_turn_all(
-        self, user_content: str, assistant_content: str, *, thread_id: str, turn_index: int = 0
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        thread_id: str,
+        turn_index: int = 0,
+        at: float | None = None,
     ) -> None:
         await self._fan_out(
             "sync_turn",
             lambda p: p.sync_turn(
-                user_content, assistant_content, thread_id=thread_id, turn_index=turn_index
+                user_content, assistant_content, thread_id=thread_id, turn_index=turn_index, at=at
             ),
         )
 

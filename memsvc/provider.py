@@ -45,9 +45,16 @@ class MemoryProvider(ABC):
         """Start preparing the next turn's context in the background."""
 
     async def sync_turn(
-        self, user_content: str, assistant_content: str, *, thread_id: str = "", turn_index: int = 0
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        thread_id: str = "",
+        turn_index: int = 0,
+        at: float | None = None,
     ) -> None:
-        """Persist a finished turn; ``turn_index`` (1-based, stable across retries) names it."""
+        """Persist a finished turn; ``turn_index`` (1-based, stable across retries) names it,
+        ``at`` (unix time, default now) says when it happened, however late it is stored."""
 
     @abstractmethod
     def get_tool_schemas(self) -> list[dict[str, Any]]:

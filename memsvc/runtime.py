@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from memsvc.bus import EventBus
-from memsvc.config import ConfigLoader, EffectiveConfig
+from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
 from memsvc.eventlog import EventLog
+from memsvc.hindsight import HindsightClient, Timeouts
 from memsvc.ids import validate_id
 from memsvc.jobs import DeadLetters, JobQueue
 from memsvc.keys import Keys
-from memsvc.locks import FileLocks, RedisLocks, WriteLocks
+from memsvc.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, WriteLocks
 from memsvc.manager import MemoryManager, MirrorRequest
 from memsvc.paths import DataLayout
 from memsvc.providers.builtin import BuiltinProvider
+from memsvc.providers.hindsight import HindsightProvider
 from memsvc.receipts import Receipts
 from memsvc.security import Scanner
 from memsvc.sessions import SessionState
@@ -51,6 +53,7 @@ class Runtime:
         *,
         shared_redis: bool = True,
         jobs: JobQueue | None = None,
+        hindsight: HindsightClient | None = None,
         max_managers: int = 1024,
     ) -> None:
         """``shared_redis`` is false for the embedded store, which no other process sees:
@@ -84,13 +87,21 @@ class Runtime:
         self.bus = EventBus(redis, self.keys, self.log)
         self.dead_letters = DeadLetters(redis, self.keys)
         self.jobs = jobs
+        self.key_locks: KeyedLocks = (
+            self.locks
+            if isinstance(self.locks, RedisLocks)
+            else ProcessLocks(wait_seconds=settings.lock_wait_seconds)
+        )
+        self._hindsight = hindsight
+        self._owns_hindsight = hindsight is None  # a client passed in is the caller's to close
+        self._upserted_banks: dict[str, tuple[str, str]] = {}  # bank -> missions sent
         self._max_managers = max_managers
         self._managers: OrderedDict[tuple[str, str], MemoryManager] = OrderedDict()
 
     async def memory(self, user_id: str, agent_id: str) -> AgentMemory:
         """The manager of (user, agent), built on first use and kept while recently used."""
         key = (validate_id("user_id", user_id), validate_id("agent_id", agent_id))
-        effective = await self.configs.effective(user_id)
+        effective = await self.configs.effective(user_id, strict=False)
         manager = self._managers.get(key)
         if manager is None:
             manager = self._build(user_id, agent_id, effective)
@@ -99,7 +110,24 @@ class Runtime:
                 _, evicted = self._managers.popitem(last=False)
                 await evicted.shutdown()
         self._managers.move_to_end(key)
+        if isinstance(manager.external, HindsightProvider):
+            manager.external.configure(effective.config)  # per-user overrides apply at once
         return AgentMemory(manager=manager, config=effective)
+
+    def hindsight(self, config: MemoryConfig) -> HindsightClient:
+        """The process's one Hindsight client (one connection pool for every agent)."""
+        if self._hindsight is None:
+            url = self.settings.hindsight_url or config.hindsight.api_url
+            key = self.settings.hindsight_api_key or config.hindsight.api_key
+            self._hindsight = HindsightClient(
+                url,
+                api_key=key.get_secret_value() if key is not None else None,
+                timeouts=Timeouts(
+                    recall=self.settings.hindsight_recall_timeout_seconds,
+                    reflect=self.settings.hindsight_reflect_timeout_seconds,
+                ),
+            )
+        return self._hindsight
 
     def _build(self, user_id: str, agent_id: str, effective: EffectiveConfig) -> MemoryManager:
         config = effective.config
@@ -120,9 +148,30 @@ class Runtime:
             store, scanner, self.snapshots, self.sessions.failures(user_id, agent_id)
         )
         mirror = self._enqueue_mirror if self.jobs is not None else None
-        return MemoryManager(
-            builtin, prefetch_timeout=self.settings.prefetch_timeout_seconds, mirror=mirror
+        manager = MemoryManager(
+            builtin,
+            prefetch_timeout=self.settings.prefetch_timeout_seconds,
+            tool_timeout=self.settings.tool_deadline_seconds * 0.9,
+            mirror=mirror,
         )
+        if config.enabled and config.provider == "hindsight":
+            manager.add_provider(
+                HindsightProvider(
+                    self.hindsight(config),
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    config=config,
+                    redis=self.redis,
+                    keys=self.keys,
+                    locks=self.key_locks,
+                    jobs=self.jobs,
+                    store=store,
+                    scanner=scanner,
+                    upserted=self._upserted_banks,
+                    env=self.settings.env,
+                )
+            )
+        return manager
 
     async def _enqueue_mirror(self, request: MirrorRequest) -> None:
         assert self.jobs is not None
@@ -136,10 +185,14 @@ class Runtime:
                 "content": request.content,
                 "metadata": meta,
             },
-            job_id=f"{self.keys.prefix}:mirror:{event_id}:{meta.get('change_index', 0)}",
+            # one reconcile per event and file, however many of its entries changed
+            job_id=f"{self.keys.prefix}:mirror:{event_id}:{request.target}",
         )
 
     async def aclose(self) -> None:
         while self._managers:
             _, manager = self._managers.popitem()
             await manager.shutdown()
+        if self._hindsight is not None and self._owns_hindsight:
+            await self._hindsight.aclose()
+            self._hindsight = None

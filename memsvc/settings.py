@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field, PositiveFloat, PositiveInt, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -27,15 +27,22 @@ class ServiceSettings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     config: Path | None = None  # a config.yaml; defaults apply when unset
     redis_url: str | None = None
+    hindsight_url: str | None = None  # overrides memory.hindsight.api_url of config.yaml
+    hindsight_api_key: SecretStr | None = None  # overrides memory.hindsight.api_key
     key_prefix: str = Field(default="memsvc", pattern=r"^[A-Za-z0-9_.\-]{1,64}$")
     lock_lease_seconds: PositiveFloat = 10.0  # a writer that stalls longer loses its lock
     lock_wait_seconds: PositiveFloat = 10.0  # how long a writer queues for a busy file
     log_level: str = "warning"
+    env: str = Field(default="", pattern=r"^[A-Za-z0-9_\-]{0,32}$")  # {env} in bank names
 
     # request path
     prefetch_deadline_seconds: PositiveFloat = 1.0  # the client's wait for a prefetch reply
     tool_deadline_seconds: PositiveFloat = 10.0  # the client's wait for a tool result
     prefetch_timeout_seconds: PositiveFloat = 0.8  # a worker's cut-off per provider
+    # each Hindsight bank's recall: below the provider cut-off, so that one slow bank
+    # is dropped while the other bank's answer still makes it
+    hindsight_recall_timeout_seconds: PositiveFloat = 0.6
+    hindsight_reflect_timeout_seconds: PositiveFloat = 8.0  # below the tool deadline
 
     # workers
     worker_concurrency: PositiveInt = 128  # events in flight per worker process
@@ -45,8 +52,10 @@ class ServiceSettings(BaseSettings):
     job_concurrency: PositiveInt = 50
     job_poll_seconds: PositiveFloat = 0.05
     job_timeout_seconds: PositiveInt = 30  # keep jobs short: a killed job waits this + 10 s
-    job_max_tries: PositiveInt = 12
+    job_max_tries: PositiveInt = 20  # with the backoff: at least ~29 min of tries
     job_max_age_seconds: PositiveFloat = 6 * 3600
+    job_backoff_base_seconds: PositiveFloat = 1.0  # the first retry waits 0.5-1 s, then doubling
+    job_backoff_cap_seconds: PositiveFloat = 300.0
 
     # retention
     snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600

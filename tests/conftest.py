@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import fakeredis
@@ -19,6 +20,18 @@ from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore, Limits
 
 REAL_REDIS_URL = os.environ.get("MEMSVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+async def until(
+    predicate: Callable[[], Awaitable[bool]], timeout: float = 60.0, every: float = 0.02
+) -> None:
+    """Poll ``predicate`` until it holds: publish-only events and background jobs, and work
+    done by other processes, show up a moment later."""
+    for _ in range(int(timeout / every)):
+        if await predicate():
+            return
+        await asyncio.sleep(every)
+    raise AssertionError(f"condition not reached within {timeout:g}s")
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from typing import Any
 
 from memsvc.handlers import SYNC_TURN_JOB
 from memsvc.jobs import JobFunction, RetryPolicy, durable
+from memsvc.providers.hindsight import FLUSH_JOB, RETAIN_JOB, HindsightProvider
 from memsvc.runtime import MIRROR_JOB, Runtime
 
 
@@ -37,11 +38,35 @@ async def sync_turn(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
             payload["assistant_content"],
             thread_id=payload["thread_id"],
             turn_index=payload["turn_index"],
+            at=payload.get("at"),
         )
+
+
+async def flush_turns(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    """Retain the turns a thread still has buffered (after a session switch, at shutdown)."""
+    provider = await _hindsight(ctx, payload)
+    if provider is not None:
+        await provider.flush(payload["thread_id"])
+
+
+async def retain_fact(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    """A fact the model saved with the ``hindsight_retain`` tool."""
+    provider = await _hindsight(ctx, payload)
+    if provider is not None:
+        await provider.retain_fact(payload["bank"], payload["content"], payload["document_id"])
+
+
+async def _hindsight(ctx: dict[str, Any], payload: dict[str, Any]) -> HindsightProvider | None:
+    runtime: Runtime = ctx["runtime"]
+    memory = await runtime.memory(payload["user_id"], payload["agent_id"])
+    external = memory.manager.external
+    return external if isinstance(external, HindsightProvider) else None
 
 
 def job_functions(policy: RetryPolicy) -> dict[str, JobFunction]:
     return {
         MIRROR_JOB: durable(mirror_write, policy),
         SYNC_TURN_JOB: durable(sync_turn, policy),
+        FLUSH_JOB: durable(flush_turns, policy),
+        RETAIN_JOB: durable(retain_fact, policy),
     }

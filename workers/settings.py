@@ -26,7 +26,7 @@ from memsvc.settings import ServiceSettings
 from workers.jobs import job_functions
 
 SETTINGS = ServiceSettings()
-POLICY = RetryPolicy(max_tries=SETTINGS.job_max_tries, max_age_seconds=SETTINGS.job_max_age_seconds)
+POLICY = RetryPolicy.of(SETTINGS)
 SHUTDOWN_GRACE_SECONDS = 10.0
 
 

@@ -1,13 +1,17 @@
-"""Workers as real OS processes (``memsvc worker``) on the machine's Redis."""
+"""Workers as real OS processes (``memsvc worker``) on the machine's Redis, and a real
+hindsight-api (started offline by ``scripts/hindsight_server.py``, once per test session)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +90,17 @@ class WorkerPool:
             await asyncio.sleep(0.002)
         raise AssertionError("the worker never held an event")
 
+    def run_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``memsvc ARGS`` with the workers' environment (blocking: wrap in ``to_thread``)."""
+        return subprocess.run(
+            [sys.executable, "-m", "memsvc.cli", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
     def tail(self) -> str:
         return "\n".join(
             f"--- {p.name}\n" + p.read_text(errors="replace")[-2000:]
@@ -124,3 +139,72 @@ async def workers(
     arq_keys = [k async for k in real_redis.scan_iter(match=f"arq:*{test_prefix}*", count=500)]
     if arq_keys:
         await real_redis.delete(*arq_keys)
+
+
+SERVER_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "hindsight_server.py"
+
+
+@dataclass
+class HindsightServer:
+    """A hindsight-api of this test session; ``data_dir`` is empty for an external one."""
+
+    base_url: str
+    data_dir: Path | None = None
+
+    def _script(self, *args: str) -> None:
+        assert self.data_dir is not None, "an external Hindsight cannot be stopped by the tests"
+        done = subprocess.run(
+            [sys.executable, str(SERVER_SCRIPT), *args, "--data-dir", str(self.data_dir)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"hindsight_server.py {args[0]} failed:\n{done.stderr[-3000:]}")
+
+    def stop_api(self) -> None:
+        """An outage: the API process goes away, its database stays."""
+        self._script("stop-api")
+
+    def start_api(self) -> None:
+        self._script("start-api")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def hindsight_server() -> Iterator[HindsightServer]:
+    """A real hindsight-api: ``MEMSVC_TEST_HINDSIGHT_URL`` if set, else one started offline."""
+    external = os.environ.get("MEMSVC_TEST_HINDSIGHT_URL")
+    if external:
+        yield HindsightServer(external.rstrip("/"))
+        return
+    install = subprocess.run(
+        [sys.executable, str(SERVER_SCRIPT), "install"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if install.returncode != 0:  # a missing server is a failure, never a skip
+        pytest.fail(f"could not install hindsight-api:\n{install.stderr[-3000:]}")
+    data_dir = Path(tempfile.mkdtemp(prefix="memsvc-hindsight-"))
+    port = str(_free_port())
+    start = subprocess.run(
+        [sys.executable, str(SERVER_SCRIPT), "start", "--port", port, "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if start.returncode != 0:
+        pytest.fail(f"could not start hindsight-api:\n{start.stderr[-3000:]}")
+    server = HindsightServer(json.loads(start.stdout.splitlines()[-1])["base_url"], data_dir)
+    yield server
+    subprocess.run(
+        [sys.executable, str(SERVER_SCRIPT), "stop", "--data-dir", str(data_dir), "--purge"],
+        capture_output=True,
+        timeout=120,
+    )

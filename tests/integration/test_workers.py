@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,17 +13,10 @@ import pytest
 from memsvc.client import MemoryClient
 from memsvc.memfile import parse
 from memsvc.sessions import SessionState
+from tests.conftest import until
 from tests.integration.conftest import WorkerPool
 
 pytestmark = pytest.mark.integration
-
-
-async def until(predicate: Any, timeout: float = 60.0, every: float = 0.1) -> None:
-    for _ in range(int(timeout / every)):
-        if await predicate():
-            return
-        await asyncio.sleep(every)
-    raise AssertionError("condition not reached in time")
 
 
 def entries(data_dir: Path, relative: str) -> list[str]:
@@ -223,17 +215,6 @@ async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: Wo
     assert not (Path(workers.env["MEMSVC_DATA_DIR"]).parent / "root").exists()
 
 
-def run_cli(workers: WorkerPool, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memsvc.cli", *args],
-        env=workers.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(
     workers: WorkerPool, tmp_path: Path
 ) -> None:
@@ -255,13 +236,13 @@ async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(
         )
         await mem.prefetch("alice", "coder", "t1")
     tail = await asyncio.to_thread(
-        run_cli, workers, "log", "tail", "--user", "alice", "--type", "memory_write"
+        workers.run_cli, "log", "tail", "--user", "alice", "--type", "memory_write"
     )
     assert tail.returncode == 0, tail.stderr
     lines = tail.stdout.strip().splitlines()
     assert len(lines) == 1 and "memory_write" in lines[0] and "alice/coder/t1" in lines[0]
     assert "Entry added." in lines[0]
-    as_json = await asyncio.to_thread(run_cli, workers, "log", "tail", "--json", "--limit", "3")
+    as_json = await asyncio.to_thread(workers.run_cli, "log", "tail", "--json", "--limit", "3")
     assert [json.loads(line)["type"] for line in as_json.stdout.splitlines()] == [
         "memory_write",
         "memory_write",
@@ -269,7 +250,7 @@ async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(
     ]
 
     replay = await asyncio.to_thread(
-        run_cli, workers, "replay", "--into", str(tmp_path / "replayed"), "--diff"
+        workers.run_cli, "replay", "--into", str(tmp_path / "replayed"), "--diff"
     )
     assert replay.returncode == 0, replay.stdout + replay.stderr
     report = json.loads(replay.stdout)

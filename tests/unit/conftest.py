@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.consumer import Consumer
+from memsvc.hindsight import HindsightClient
 from memsvc.jobs import InlineJobs, RetryPolicy
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
@@ -65,10 +66,18 @@ def service_settings(tmp_path: Path) -> ServiceSettings:
 
 
 @pytest.fixture
-async def service(service_settings: ServiceSettings, fake_redis: Redis) -> AsyncIterator[Service]:
+def hindsight_client() -> HindsightClient | None:
+    """The runtime's Hindsight client; modules that configure Hindsight override this."""
+    return None
+
+
+@pytest.fixture
+async def service(
+    service_settings: ServiceSettings, fake_redis: Redis, hindsight_client: HindsightClient | None
+) -> AsyncIterator[Service]:
     ctx: dict[str, Any] = {}
     jobs = InlineJobs(job_functions(RetryPolicy(base_seconds=0.01, max_tries=3)), ctx)
-    runtime = Runtime(service_settings, fake_redis, jobs=jobs)
+    runtime = Runtime(service_settings, fake_redis, jobs=jobs, hindsight=hindsight_client)
     ctx.update(runtime=runtime, dead_letters=runtime.dead_letters, event_log=runtime.log)
     await runtime.bus.ensure_group()
     client = MemoryClient(settings=service_settings, redis=fake_redis)

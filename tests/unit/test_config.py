@@ -176,6 +176,18 @@ async def test_broken_override_json_is_a_config_error(layout: DataLayout) -> Non
         await ConfigLoader(layout).effective("u1")
 
 
+async def test_serving_a_user_leaves_a_broken_override_out_and_says_so(
+    layout: DataLayout,
+) -> None:
+    write_json(layout.global_overrides(), {"injection": {"max_tokens": 900}})
+    write_json(layout.user_config("u1"), {"builtin": {"user_char_limit": 99999}})
+    effective = await ConfigLoader(layout).effective("u1", strict=False)
+    assert effective.config.builtin.user_char_limit == 1375  # the refused field did not apply
+    assert effective.config.injection.max_tokens == 900  # the valid layers still do
+    (problem,) = effective.problems
+    assert "builtin.user_char_limit" in problem and "cannot be overridden" in problem
+
+
 def test_api_key_comes_from_the_environment_and_is_never_shown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,16 +11,29 @@ from arq.worker import Retry
 from redis.asyncio import Redis
 
 from memsvc.eventlog import EventLog
+from memsvc.hindsight import HindsightRejected, HindsightUnavailable
 from memsvc.jobs import DeadLetters, InlineJobs, RetryPolicy, durable
 from memsvc.keys import Keys
 
 
-def test_backoff_grows_exponentially_with_full_jitter_and_a_cap() -> None:
+def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
     policy = RetryPolicy(base_seconds=1, cap_seconds=30)
     for job_try, ceiling in [(1, 1), (2, 2), (3, 4), (5, 16), (9, 30), (40, 30)]:
         samples = [policy.backoff(job_try) for _ in range(200)]
-        assert all(0 <= s <= ceiling for s in samples)
-        assert max(samples) > ceiling / 2  # jitter spreads over the whole range
+        assert all(ceiling / 2 <= s <= ceiling for s in samples)
+        assert max(samples) - min(samples) > ceiling / 4  # jitter de-synchronises workers
+
+
+def test_the_default_policy_outlasts_an_outage_of_half_an_hour() -> None:
+    policy = RetryPolicy()
+    shortest = sum(policy.backoff(t) for t in range(1, policy.max_tries))
+    assert shortest >= 25 * 60
+
+
+def test_a_servers_retry_after_is_the_least_a_retry_waits() -> None:
+    policy = RetryPolicy(base_seconds=1, cap_seconds=300)
+    assert policy.backoff(1, at_least=42) == 42
+    assert policy.backoff(1, at_least=10_000) == 300  # but never beyond the cap
 
 
 def context(fake_redis: Redis, job_try: int = 1) -> dict[str, Any]:
@@ -41,14 +54,14 @@ async def test_a_failing_job_asks_arq_to_retry_later(fake_redis: Redis) -> None:
     job = durable(failing, RetryPolicy(max_tries=3, base_seconds=10))
     with pytest.raises(Retry) as info:
         await job(context(fake_redis, job_try=2), {"enqueued_at": time.time()})
-    assert 0 <= (info.value.defer_score or 0) <= 20_000
+    assert 10_000 <= (info.value.defer_score or 0) <= 20_000
 
 
 async def test_a_job_out_of_tries_is_parked_with_its_payload_and_error(fake_redis: Redis) -> None:
     job = durable(failing, RetryPolicy(max_tries=3))
     payload = {"enqueued_at": time.time(), "metadata": {"user_id": "u1", "event_id": "e1"}}
     await job(context(fake_redis, job_try=3), payload)
-    (parked,) = await DeadLetters(fake_redis, Keys("t")).list()
+    (parked,) = await DeadLetters(fake_redis, Keys("t")).records()
     assert parked["function"] == "failing" and parked["payload"] == payload
     assert parked["error"] == "ConnectionError: hindsight down" and parked["tries"] == 3
     entries = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
@@ -57,10 +70,29 @@ async def test_a_job_out_of_tries_is_parked_with_its_payload_and_error(fake_redi
     ]
 
 
+async def test_a_request_the_server_refused_is_parked_at_once(fake_redis: Redis) -> None:
+    async def refused(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        raise HindsightRejected("HTTP 422: content cannot be empty", status=422)
+
+    await durable(refused, RetryPolicy())(context(fake_redis), {"enqueued_at": time.time()})
+    (parked,) = await DeadLetters(fake_redis, Keys("t")).records()
+    assert parked["tries"] == 1 and "422" in parked["error"]
+
+
+async def test_a_throttled_job_waits_as_long_as_the_server_asks(fake_redis: Redis) -> None:
+    async def throttled(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        raise HindsightUnavailable("HTTP 429", status=429, retry_after=90)
+
+    job = durable(throttled, RetryPolicy(base_seconds=0.1))
+    with pytest.raises(Retry) as info:
+        await job(context(fake_redis), {"enqueued_at": time.time()})
+    assert info.value.defer_score == 90_000
+
+
 async def test_a_job_older_than_the_max_age_is_parked_not_retried(fake_redis: Redis) -> None:
     job = durable(failing, RetryPolicy(max_tries=50, max_age_seconds=60))
     await job(context(fake_redis), {"enqueued_at": time.time() - 61})
-    assert len(await DeadLetters(fake_redis, Keys("t")).list()) == 1
+    assert len(await DeadLetters(fake_redis, Keys("t")).records()) == 1
 
 
 async def test_a_successful_job_is_logged(fake_redis: Redis) -> None:
@@ -87,4 +119,4 @@ async def test_inline_jobs_retry_until_success_and_dedupe_by_id(fake_redis: Redi
     await jobs.drain()
     await asyncio.sleep(0)
     assert runs == [1, 2, 3]
-    assert await DeadLetters(fake_redis, Keys("t")).list() == []
+    assert await DeadLetters(fake_redis, Keys("t")).records() == []

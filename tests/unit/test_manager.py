@@ -63,9 +63,15 @@ class Recorder(MemoryProvider):
         return f"<memory-context>recalled for {query}</memory-context>"
 
     async def sync_turn(
-        self, user_content: str, assistant_content: str, *, thread_id: str = ""
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        thread_id: str = "",
+        turn_index: int = 0,
+        at: float | None = None,
     ) -> None:
-        await self._hook("sync_turn", user_content, assistant_content, thread_id)
+        await self._hook("sync_turn", user_content, assistant_content, thread_id, turn_index, at)
 
     async def on_session_switch(
         self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
@@ -218,8 +224,19 @@ async def test_a_raising_provider_is_logged_and_skipped(manager: MemoryManager) 
         await manager.sync_turn_all("u", "a", thread_id="t1")
         await manager.on_session_switch("t2", reset=True)
     assert result.skipped["ext"].startswith("RuntimeError: prefetch exploded")
-    failed = {e["hook"] for e in logs if e["event"] == "provider_hook_failed"}
-    assert failed == {"prefetch", "sync_turn", "on_session_switch"}
+    failures = {e["hook"]: e["error"] for e in logs if e["event"] == "provider_hook_failed"}
+    assert failures == {
+        "prefetch": "RuntimeError: prefetch exploded",
+        "sync_turn": "RuntimeError: sync_turn exploded",
+        "on_session_switch": "RuntimeError: on_session_switch exploded",
+    }
+
+
+async def test_a_finished_turn_reaches_the_external_provider(manager: MemoryManager) -> None:
+    ext = Recorder()
+    manager.add_provider(ext)
+    await manager.sync_turn_all("question", "answer", thread_id="t1", turn_index=3, at=1700.0)
+    assert ("sync_turn", ("question", "answer", "t1", 3, 1700.0)) in ext.calls
 
 
 async def test_session_switch_reaches_every_provider(manager: MemoryManager) -> None:

@@ -1,0 +1,322 @@
+"""A small async client for the Hindsight HTTP API (the routes memsvc uses).
+
+Errors, so that callers catch at the level they care about::
+
+    HindsightError                 anything that went wrong talking to Hindsight
+    ├── HindsightUnavailable       retryable: connect error, timeout, 429, 5xx
+    │                              (``retry_after`` from the response, when it says)
+    └── HindsightRejected          not retryable: another 4xx (a bug or bad input)
+
+One pooled ``httpx.AsyncClient`` per process; each operation has its own
+timeout (a recall sits on the request path and must be short, a reflect may
+think for a while). Requests are pydantic models dumped without ``None``s, so
+only fields Hindsight knows are ever sent; a response that names ignored
+parameters (``X-Ignored-Params``) is logged and counted in ``ignored_params``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+log = structlog.get_logger(__name__)
+
+Budget = Literal["low", "mid", "high"]
+_PAGE = 100  # documents per page of a listing
+
+
+class HindsightError(Exception):
+    retryable = True
+    retry_after: float | None = None
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HindsightUnavailable(HindsightError):
+    """Try again later; ``retry_after`` is the server's own advice, in seconds."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class HindsightRejected(HindsightError):
+    """Hindsight refused the request as it is; retrying it unchanged will not help."""
+
+    retryable = False
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    recall: float = 0.7
+    retain: float = 10.0
+    reflect: float = 30.0
+    other: float = 5.0
+    connect: float = 0.5
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetainItem(_Body):
+    content: str
+    context: str | None = None
+    timestamp: str | None = None
+    document_id: str | None = None
+    metadata: dict[str, str] | None = None
+    tags: list[str] | None = None
+    update_mode: Literal["replace", "append"] | None = None
+
+
+class _Retain(_Body):
+    items: list[RetainItem]
+    async_: bool = False
+
+    def payload(self) -> dict[str, Any]:
+        data = self.model_dump(exclude_none=True, exclude={"async_"})
+        data["async"] = self.async_
+        return data
+
+
+class _Recall(_Body):
+    query: str
+    budget: Budget = "mid"
+    max_tokens: int = 4096
+    types: list[str] | None = None
+    tags: list[str] | None = None
+
+
+class _Reflect(_Body):
+    query: str
+    budget: Budget = "low"
+    context: str | None = None
+    max_tokens: int | None = None
+
+
+class _Bank(_Body):
+    reflect_mission: str | None = None
+    retain_mission: str | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One recalled memory."""
+
+    text: str
+    type: str | None = None
+    score: float | None = None
+    mentioned_at: str | None = None
+    document_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class HindsightClient:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeouts: Timeouts | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        namespace: str = "default",
+    ) -> None:
+        self.timeouts = timeouts or Timeouts()
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers=headers,
+            transport=transport,
+            timeout=httpx.Timeout(self.timeouts.other, connect=self.timeouts.connect),
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+        )
+        self._prefix = f"/v1/{quote(namespace, safe='')}/banks"
+        self.ignored_params: list[tuple[str, str]] = []
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _bank(self, bank: str) -> str:
+        return f"{self._prefix}/{quote(bank, safe='')}"
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: dict[str, Any] | None = None,
+        seconds: float,
+        params: dict[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> httpx.Response | None:
+        """Send one request; ``None`` for a 404 when ``missing_ok``.
+
+        ``seconds`` bounds the whole exchange: httpx's own timeouts are per phase
+        (connect, each read), so a server that trickles bytes could outlast them.
+        """
+        try:
+            async with asyncio.timeout(seconds):
+                response = await self._http.request(
+                    method,
+                    path,
+                    json=body,
+                    params=params,
+                    timeout=httpx.Timeout(seconds, connect=self.timeouts.connect),
+                )
+        except (httpx.TimeoutException, TimeoutError) as exc:
+            raise HindsightUnavailable(f"{method} {path}: timed out after {seconds:g}s") from exc
+        except httpx.TransportError as exc:
+            raise HindsightUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        ignored = response.headers.get("x-ignored-params")
+        if ignored:
+            self.ignored_params.append((path, ignored))
+            log.warning("hindsight_ignored_params", path=path, params=ignored)
+        status = response.status_code
+        if status == 404 and missing_ok:
+            return None
+        if status == 429 or status >= 500:
+            raise HindsightUnavailable(
+                f"{method} {path}: HTTP {status}: {response.text[:200]}",
+                status=status,
+                retry_after=_retry_after(response.headers.get("retry-after")),
+            )
+        if status >= 400:
+            raise HindsightRejected(
+                f"{method} {path}: HTTP {status}: {response.text[:500]}", status=status
+            )
+        return response
+
+    async def health(self) -> bool:
+        try:
+            response = await self._http.get("/health", timeout=self.timeouts.other)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
+    async def upsert_bank(
+        self, bank: str, *, reflect_mission: str = "", retain_mission: str = ""
+    ) -> None:
+        body = _Bank(reflect_mission=reflect_mission or None, retain_mission=retain_mission or None)
+        await self._call(
+            "PUT",
+            self._bank(bank),
+            body=body.model_dump(exclude_none=True),
+            seconds=self.timeouts.other,
+        )
+
+    async def retain(
+        self, bank: str, items: list[RetainItem], *, run_async: bool = False
+    ) -> dict[str, Any]:
+        body = _Retain(items=items, async_=run_async).payload()
+        response = await self._call(
+            "POST", f"{self._bank(bank)}/memories", body=body, seconds=self.timeouts.retain
+        )
+        assert response is not None
+        result: dict[str, Any] = response.json()
+        return result
+
+    async def recall(
+        self,
+        bank: str,
+        query: str,
+        *,
+        budget: Budget = "mid",
+        max_tokens: int = 4096,
+        types: list[str] | None = None,
+        tags: list[str] | None = None,
+        seconds: float | None = None,
+    ) -> list[Memory]:
+        """Memories of ``bank`` for ``query``; a bank that does not exist yet has none."""
+        body = _Recall(query=query, budget=budget, max_tokens=max_tokens, types=types, tags=tags)
+        response = await self._call(
+            "POST",
+            f"{self._bank(bank)}/memories/recall",
+            body=body.model_dump(exclude_none=True),
+            seconds=seconds or self.timeouts.recall,
+            missing_ok=True,
+        )
+        if response is None:
+            return []
+        return [
+            Memory(
+                text=r["text"],
+                type=r.get("type"),
+                score=(r.get("scores") or {}).get("final"),
+                mentioned_at=r.get("mentioned_at"),
+                document_id=r.get("document_id"),
+                tags=r.get("tags") or [],
+            )
+            for r in response.json().get("results", [])
+        ]
+
+    async def reflect(
+        self, bank: str, query: str, *, budget: Budget = "low", context: str | None = None
+    ) -> dict[str, Any]:
+        body = _Reflect(query=query, budget=budget, context=context)
+        response = await self._call(
+            "POST",
+            f"{self._bank(bank)}/reflect",
+            body=body.model_dump(exclude_none=True),
+            seconds=self.timeouts.reflect,
+        )
+        assert response is not None
+        result: dict[str, Any] = response.json()
+        return result
+
+    async def delete_document(self, bank: str, document_id: str) -> bool:
+        """Whether there was such a document; deleting a missing one is not an error."""
+        path = f"{self._bank(bank)}/documents/{quote(document_id, safe='')}"
+        return (
+            await self._call("DELETE", path, seconds=self.timeouts.other, missing_ok=True)
+            is not None
+        )
+
+    async def list_documents(self, bank: str, *, tags: list[str] | None = None) -> list[str]:
+        """Ids of the bank's documents carrying every tag in ``tags``; none for a missing bank."""
+        ids: list[str] = []
+        while True:
+            params: dict[str, Any] = {"limit": _PAGE, "offset": len(ids)}
+            if tags:
+                params.update(tags=tags, tags_match="all")
+            response = await self._call(
+                "GET",
+                f"{self._bank(bank)}/documents",
+                params=params,
+                seconds=self.timeouts.other,
+                missing_ok=True,
+            )
+            if response is None:
+                return ids
+            page = [item["id"] for item in response.json().get("items", [])]
+            ids.extend(page)
+            if len(page) < _PAGE:
+                return ids
+
+    async def delete_bank(self, bank: str) -> None:
+        await self._call("DELETE", self._bank(bank), seconds=self.timeouts.other)

@@ -1,0 +1,308 @@
+"""memsvc against a real hindsight-api: the wire contract, bank isolation, idempotent
+retains, mirrored deletes, and an outage in the middle of a run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memsvc.bus import EVENT_FIELD
+from memsvc.client import MemoryClient
+from memsvc.events import SyncTurnEvent, SyncTurnPayload, encode, stamp
+from memsvc.hindsight import (
+    HindsightClient,
+    HindsightRejected,
+    HindsightUnavailable,
+    RetainItem,
+)
+from memsvc.jobs import DeadLetters
+from memsvc.providers.hindsight import MIRROR_TAG
+from tests.conftest import until
+from tests.integration.conftest import HindsightServer, WorkerPool
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def env(test_prefix: str) -> str:
+    """``{env}`` of this test's bank names: runs and tests never share a bank."""
+    return "t" + test_prefix.rsplit("-", 1)[-1]
+
+
+@pytest.fixture
+async def hindsight(hindsight_server: HindsightServer, env: str) -> AsyncIterator[HindsightClient]:
+    client = HindsightClient(hindsight_server.base_url)
+    yield client
+    listing = await client._http.get("/v1/default/banks")
+    for bank in listing.json().get("banks", []):
+        if bank["bank_id"].startswith(env):
+            for _ in range(5):  # a bank still consolidating can deadlock a delete: try again
+                try:
+                    await client.delete_bank(bank["bank_id"])
+                    break
+                except HindsightUnavailable:
+                    await asyncio.sleep(1)
+    await client.aclose()
+
+
+@pytest.fixture
+def pool(
+    workers: WorkerPool, hindsight_server: HindsightServer, env: str, tmp_path: Path
+) -> WorkerPool:
+    """Worker processes configured with the real Hindsight and quick retries."""
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  hindsight:\n"
+        "    bank_id_template: '{env}-user-{user_id}'\n"
+        "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
+    )
+    workers.env.update(
+        MEMSVC_CONFIG=str(config),
+        MEMSVC_HINDSIGHT_URL=hindsight_server.base_url,
+        MEMSVC_ENV=env,
+        MEMSVC_PREFETCH_TIMEOUT_SECONDS="2.5",
+        MEMSVC_HINDSIGHT_RECALL_TIMEOUT_SECONDS="2",
+        MEMSVC_JOB_BACKOFF_BASE_SECONDS="0.2",
+        MEMSVC_JOB_BACKOFF_CAP_SECONDS="2",
+    )
+    return workers
+
+
+async def units(hindsight: HindsightClient, bank: str, document_id: str | None = None) -> int:
+    """Memory units Hindsight holds in ``bank`` (for one document): retains that took effect."""
+    params = {"document_id": document_id} if document_id else {}
+    response = await hindsight._http.get(f"/v1/default/banks/{bank}/memories/list", params=params)
+    if response.status_code == 404:
+        return 0
+    return int(response.json()["total"])
+
+
+async def test_every_route_memsvc_uses_sends_only_fields_hindsight_knows(
+    hindsight: HindsightClient, env: str
+) -> None:
+    bank = f"{env}-contract"
+    await hindsight.upsert_bank(bank, reflect_mission="Answer briefly", retain_mission="Facts")
+    item = RetainItem(
+        content="The user's cat is called Miso",
+        context="a conversation turn",
+        timestamp="2026-01-02T03:04:05+00:00",
+        document_id="doc-1",
+        metadata={"user_id": "u1", "turn_index": "1"},
+        tags=["thread:t1", "source:turn"],
+        update_mode="replace",
+    )
+    await hindsight.retain(bank, [item])
+    await hindsight.retain(bank, [item.model_copy(update={"document_id": "doc-2"})], run_async=True)
+    found = await hindsight.recall(
+        bank, "what is the cat called", budget="low", max_tokens=500, types=["world"], tags=["t1"]
+    )
+    found = await hindsight.recall(bank, "what is the cat called", budget="mid", max_tokens=500)
+    assert found and found[0].text == "The user's cat is called Miso"
+    assert found[0].document_id in ("doc-1", "doc-2") and found[0].mentioned_at
+    assert "doc-1" in await hindsight.list_documents(bank, tags=["thread:t1", "source:turn"])
+    try:
+        await hindsight.reflect(bank, "what is the cat called?", context="a test")
+    except HindsightRejected as exc:  # a server without an LLM cannot reflect
+        assert exc.status == 400
+    assert await hindsight.delete_document(bank, "doc-1") is True
+    assert await hindsight.delete_document(bank, "doc-1") is False
+    assert await hindsight.recall(f"{env}-never-created", "anything") == []
+    await hindsight.delete_bank(bank)
+    assert await hindsight.health() is True
+    assert hindsight.ignored_params == []
+
+
+async def test_retaining_the_same_document_again_adds_nothing(
+    hindsight: HindsightClient, env: str
+) -> None:
+    bank = f"{env}-idem"
+    item = RetainItem(content="User: hi\nAssistant: hello", document_id="t1:1")
+    for _ in range(3):
+        await hindsight.retain(bank, [item])
+    assert await units(hindsight, bank, "t1:1") == 1
+    await hindsight.retain(bank, [RetainItem(content="User: hi\nAssistant: hello")])
+    assert await units(hindsight, bank) == 2  # without a document id it would duplicate
+
+
+async def test_a_turn_and_a_user_fact_are_recalled_where_they_belong(
+    pool: WorkerPool, hindsight: HindsightClient, env: str
+) -> None:
+    await pool.start(1)
+    async with MemoryClient(settings=pool.settings()) as mem:
+        await mem.sync_turn(
+            "alice", "coder", "t1",
+            user_content="My favourite colour is teal",
+            assistant_content="Noted: teal.",
+        )  # fmt: skip
+        added = await mem.call_tool(
+            "alice", "coder", "t1", "memory",
+            {"action": "add", "target": "user", "content": "Alice works at Acme Robotics"},
+        )  # fmt: skip
+        assert added["success"] is True
+
+        async def both_stored() -> bool:
+            work = await hindsight.list_documents(f"{env}-work-alice-coder")
+            user = await hindsight.list_documents(f"{env}-user-alice", tags=[MIRROR_TAG])
+            return work == ["t1:1"] and len(user) == 1
+
+        await until(both_stored, every=0.2)
+        query = "where Alice works and her favourite colour"
+        coder = await mem.prefetch("alice", "coder", "t1", query=query)
+        writer = await mem.prefetch("alice", "writer", "w1", query=query)
+        bob = await mem.prefetch("bob", "coder", "b1", query=query)
+    assert coder.skipped == {} and writer.skipped == {} and bob.skipped == {}
+    assert "teal" in coder.blocks["hindsight"] and "Acme" in coder.blocks["hindsight"]
+    assert "Acme" in writer.blocks["hindsight"]  # the user bank is shared by alice's agents
+    assert "teal" not in writer.text  # the coder's work bank is not
+    assert "teal" not in bob.text and "Acme" not in bob.text
+    assert coder.text.count("<memory-context>") == 1
+
+
+async def test_a_redelivered_turn_is_retained_once(
+    pool: WorkerPool, hindsight: HindsightClient, env: str
+) -> None:
+    await pool.start(1)
+    event = SyncTurnEvent(
+        **stamp(),
+        user_id="carol",
+        agent_id="a1",
+        thread_id="t1",
+        payload=SyncTurnPayload(user_content="I live in Lyon", assistant_content="Lyon, noted."),
+    )
+    for _ in range(3):  # at-least-once delivery: the same event more than once
+        await pool.redis.xadd(pool.keys.events, {EVENT_FIELD: encode(event)})
+    bank = f"{env}-work-carol-a1"
+
+    async def stored() -> bool:
+        return await units(hindsight, bank) >= 1
+
+    await until(stored, every=0.2)
+    await asyncio.sleep(1.5)  # room for a duplicate to show up, if there were one
+    assert await hindsight.list_documents(bank) == ["t1:1"]
+    assert await units(hindsight, bank) == 1
+
+
+async def test_a_mirrored_remove_deletes_the_document(
+    pool: WorkerPool, hindsight: HindsightClient, env: str
+) -> None:
+    await pool.start(1)
+    bank = f"{env}-user-dave"
+    async with MemoryClient(settings=pool.settings()) as mem:
+        await mem.call_tool(
+            "dave", "a1", "t1", "memory",
+            {"action": "add", "target": "user", "content": "Allergic to peanuts"},
+        )  # fmt: skip
+
+        async def mirrored(count: int) -> bool:
+            return len(await hindsight.list_documents(bank, tags=[MIRROR_TAG])) == count
+
+        await until(lambda: mirrored(1), every=0.2)
+        assert [m.text for m in await hindsight.recall(bank, "peanuts")] == ["Allergic to peanuts"]
+        removed = await mem.call_tool(
+            "dave",
+            "a1",
+            "t1",
+            "memory",
+            {"action": "remove", "target": "user", "old_text": "peanut"},
+        )
+        assert removed["success"] is True
+        await until(lambda: mirrored(0), every=0.2)
+    assert await hindsight.recall(bank, "peanuts") == []
+
+
+async def test_hindsight_stopped_mid_run_gets_every_retain_exactly_once_when_back(
+    pool: WorkerPool, hindsight: HindsightClient, hindsight_server: HindsightServer, env: str
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.fail("this test stops and restarts Hindsight: leave MEMSVC_TEST_HINDSIGHT_URL unset")
+    await pool.start(1)
+    turns = 12
+    async with MemoryClient(settings=pool.settings()) as mem:
+        await mem.sync_turn("erin", "a1", "t1", user_content="warm-up", assistant_content="ok")
+        work = f"{env}-work-erin-a1"
+
+        async def retained(count: int) -> bool:
+            return len(await hindsight.list_documents(work)) == count
+
+        await until(lambda: retained(1), every=0.2)
+        hindsight_server.stop_api()
+        try:
+            for n in range(2, turns + 1):
+                await mem.sync_turn(
+                    "erin", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
+                )
+            for fact in ("Erin likes chess", "Erin speaks Welsh"):
+                await mem.call_tool(
+                    "erin",
+                    "a1",
+                    "t1",
+                    "memory",
+                    {"action": "add", "target": "user", "content": fact},
+                )
+            await until(lambda: _job_errors(pool, minimum=turns - 1), timeout=30, every=0.2)
+        finally:
+            hindsight_server.start_api()
+        await until(lambda: retained(turns), timeout=90, every=0.2)
+        user = f"{env}-user-erin"
+
+        async def mirrored() -> bool:
+            return len(await hindsight.list_documents(user, tags=[MIRROR_TAG])) == 2
+
+        await until(mirrored, timeout=60, every=0.2)
+    assert sorted(await hindsight.list_documents(work)) == sorted(
+        f"t1:{n}" for n in range(1, turns + 1)
+    )
+    assert await units(hindsight, work) == turns  # each turn once, no duplicates
+    assert await units(hindsight, user) == 2
+    assert await DeadLetters(pool.redis, pool.keys).records() == []
+
+
+async def _job_errors(pool: WorkerPool, *, minimum: int) -> bool:
+    from memsvc.eventlog import EventLog
+
+    errors = [
+        e
+        async for e in EventLog(pool.redis, pool.keys).entries()
+        if e.type.startswith("job:") and e.outcome == "error"
+    ]
+    return len(errors) >= minimum
+
+
+def test_the_api_is_reachable_over_plain_http(hindsight_server: HindsightServer) -> None:
+    assert httpx.get(f"{hindsight_server.base_url}/health", timeout=5).status_code == 200
+
+
+async def test_a_parked_retain_is_delivered_by_memsvc_dlq_retry(
+    pool: WorkerPool, hindsight: HindsightClient, hindsight_server: HindsightServer, env: str
+) -> None:
+    pool.env.update(MEMSVC_HINDSIGHT_URL="http://127.0.0.1:1", MEMSVC_JOB_MAX_TRIES="2")
+    await pool.start(1)
+    async with MemoryClient(settings=pool.settings()) as mem:
+        await mem.sync_turn("frank", "a1", "t1", user_content="I use Emacs", assistant_content="ok")
+    parked = DeadLetters(pool.redis, pool.keys)
+
+    async def dead() -> bool:
+        return len(await parked.records()) == 1
+
+    await until(dead, every=0.2)
+    pool.stop_all()
+    pool.env["MEMSVC_HINDSIGHT_URL"] = hindsight_server.base_url  # Hindsight is reachable again
+    await pool.start(1)
+    listed = await asyncio.to_thread(pool.run_cli, "dlq", "list")
+    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["function"] == "sync_turn"
+    retried = await asyncio.to_thread(pool.run_cli, "dlq", "retry")
+    assert retried.returncode == 0 and json.loads(retried.stdout)["requeued"] == 1
+    bank = f"{env}-work-frank-a1"
+
+    async def delivered() -> bool:
+        return await hindsight.list_documents(bank) == ["t1:1"]
+
+    await until(delivered, every=0.2)
+    assert await parked.records() == []

@@ -1,0 +1,219 @@
+"""The whole service with Hindsight configured: client -> worker -> jobs -> fake Hindsight."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memsvc.hindsight import HindsightClient, RetainItem
+from memsvc.providers.hindsight import mirror_document_id
+from memsvc.settings import ServiceSettings
+from memsvc.testing import FakeHindsight
+from tests.conftest import until
+from tests.unit.conftest import Service
+
+USER_BANK, WORK_BANK = "deerflow-user-u1", "deerflow-work-u1-a1"
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    return FakeHindsight()
+
+
+@pytest.fixture
+async def hindsight_client(fake: FakeHindsight) -> AsyncIterator[HindsightClient]:
+    client = HindsightClient("http://hindsight", transport=fake.transport())
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def retain_every_n_turns() -> int:
+    return 1
+
+
+@pytest.fixture
+def service_settings(
+    service_settings: ServiceSettings, tmp_path: Path, retain_every_n_turns: int
+) -> ServiceSettings:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  hindsight:\n"
+        "    api_url: http://hindsight\n"
+        f"    retain_every_n_turns: {retain_every_n_turns}\n"
+    )
+    return service_settings.model_copy(update={"config": config})
+
+
+async def drained(service: Service) -> None:
+    await service.jobs.drain()
+
+
+async def test_prefetch_injects_the_snapshot_and_this_users_recall_only(
+    service: Service, hindsight_client: HindsightClient
+) -> None:
+    await hindsight_client.retain(USER_BANK, [RetainItem(content="Zhang San likes green tea")])
+    await hindsight_client.retain(WORK_BANK, [RetainItem(content="tea service deploys via helm")])
+    await hindsight_client.retain("deerflow-user-u2", [RetainItem(content="u2 likes tea too")])
+    await service.client.call_tool(
+        "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "Name: Zhang"}
+    )
+    ctx = await service.client.prefetch("u1", "a1", "t1", query="what tea")
+    assert "USER PROFILE" in ctx.text and "Name: Zhang" in ctx.text
+    assert "<memory-context>" in ctx.text
+    assert "green tea" in ctx.text and "helm" in ctx.text
+    assert "u2 likes" not in ctx.text
+    assert ctx.skipped == {}
+
+
+async def test_prefetch_while_hindsight_is_down_still_serves_the_snapshot(
+    service: Service, fake: FakeHindsight
+) -> None:
+    await service.client.call_tool(
+        "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "Name: Zhang"}
+    )
+    fake.down = True
+    ctx = await service.client.prefetch("u1", "a1", "t1", query="who am I")
+    assert "Name: Zhang" in ctx.text and not ctx.degraded
+    assert "hindsight" in ctx.skipped
+
+
+async def test_builtin_writes_are_mirrored_in_the_background(
+    service: Service, fake: FakeHindsight
+) -> None:
+    async def tool(args: dict[str, str]) -> None:
+        result = await service.client.call_tool("u1", "a1", "t1", "memory", args)
+        assert result["success"] is True, result
+        await drained(service)
+
+    await tool({"action": "add", "target": "user", "content": "Prefers tea"})
+    assert list(fake.documents(USER_BANK)) == [mirror_document_id("user", "Prefers tea")]
+    await tool(
+        {"action": "replace", "target": "user", "old_text": "tea", "content": "Prefers coffee"}
+    )
+    assert [d.content for d in fake.documents(USER_BANK).values()] == ["Prefers coffee"]
+    await tool({"action": "add", "target": "memory", "content": "Repo uses uv"})
+    assert [d.content for d in fake.documents(WORK_BANK).values()] == ["Repo uses uv"]
+    await tool({"action": "remove", "target": "user", "old_text": "coffee"})
+    assert fake.documents(USER_BANK) == {}
+
+
+async def test_every_turn_is_retained_into_the_work_bank_once(
+    service: Service, fake: FakeHindsight
+) -> None:
+    for turn in range(1, 4):
+        await service.client.sync_turn(
+            "u1", "a1", "t1", user_content=f"question {turn}", assistant_content=f"answer {turn}"
+        )
+    await until(lambda: _documents(fake, WORK_BANK, 3))
+    docs = fake.documents(WORK_BANK)
+    assert sorted(docs) == ["t1:1", "t1:2", "t1:3"]
+    assert docs["t1:2"].content == "User: question 2\nAssistant: answer 2"
+    assert all(doc.retains == 1 for doc in docs.values())
+
+
+async def _documents(fake: FakeHindsight, bank: str, count: int) -> bool:
+    return len(fake.documents(bank)) >= count
+
+
+async def test_a_short_outage_is_ridden_out_by_retries(
+    service: Service, fake: FakeHindsight
+) -> None:
+    fake.fail("retain", status=503, times=2)
+    await service.client.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+
+    async def outcomes() -> list[str]:
+        return [e.outcome for e in await service.log() if e.type == "job:sync_turn"]
+
+    async def done() -> bool:
+        return "ok" in await outcomes()
+
+    await until(done)
+    assert await outcomes() == ["error", "error", "ok"]
+    assert list(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert await service.runtime.dead_letters.records() == []
+
+
+async def test_a_long_outage_parks_the_job_and_a_redrive_delivers_it(
+    service: Service, fake: FakeHindsight
+) -> None:
+    fake.down = True
+    await service.client.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+
+    async def parked() -> bool:
+        return len(await service.runtime.dead_letters.records()) == 1
+
+    await until(parked)
+    (record,) = await service.runtime.dead_letters.records()
+    assert record["function"] == "sync_turn" and "ConnectError" in record["error"]
+    assert record["payload"]["user_content"] == "q" and record["tries"] == 3
+    fake.down = False
+    redriven = await service.runtime.dead_letters.redrive(service.jobs)
+    assert len(redriven) == 1
+    await until(lambda: _documents(fake, WORK_BANK, 1))
+    assert list(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert await service.runtime.dead_letters.records() == []
+
+
+async def test_a_request_hindsight_refuses_is_parked_without_retrying(
+    service: Service, fake: FakeHindsight
+) -> None:
+    fake.fail("retain", status=422)
+    await service.client.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+
+    async def parked() -> bool:
+        return len(await service.runtime.dead_letters.records()) == 1
+
+    await until(parked)
+    (record,) = await service.runtime.dead_letters.records()
+    assert record["tries"] == 1 and "HTTP 422" in record["error"]
+
+
+async def test_tool_schemas_follow_each_users_memory_mode(service: Service) -> None:
+    service.runtime.layout.user_config("u2").parent.mkdir(parents=True, exist_ok=True)
+    service.runtime.layout.user_config("u2").write_text(
+        json.dumps({"hindsight": {"memory_mode": "tools"}})
+    )
+    default = [s["name"] for s in await service.client.tool_schemas("u1", "a1")]
+    tools = [s["name"] for s in await service.client.tool_schemas("u2", "a1")]
+    assert default == ["memory"]
+    assert tools == ["memory", "hindsight_recall", "hindsight_reflect", "hindsight_retain"]
+
+
+async def test_the_hindsight_tools_work_through_the_client(
+    service: Service, fake: FakeHindsight
+) -> None:
+    service.runtime.layout.user_config("u1").parent.mkdir(parents=True, exist_ok=True)
+    service.runtime.layout.user_config("u1").write_text(
+        json.dumps({"hindsight": {"memory_mode": "hybrid"}})
+    )
+    saved = await service.client.call_tool(
+        "u1", "a1", "t1", "hindsight_retain", {"content": "The staging DB is pg-17"}
+    )
+    assert saved == {"success": True, "message": "Saved to long-term memory."}
+    await drained(service)
+    found = await service.client.call_tool(
+        "u1", "a1", "t1", "hindsight_recall", {"query": "staging DB"}
+    )
+    assert [r["text"] for r in found["results"]] == ["The staging DB is pg-17"]
+
+
+@pytest.mark.parametrize("retain_every_n_turns", [5])
+async def test_a_new_thread_retains_what_the_old_one_still_buffered(
+    service: Service, fake: FakeHindsight
+) -> None:
+    for turn in (1, 2):
+        await service.client.sync_turn(
+            "u1", "a1", "t1", user_content=f"q{turn}", assistant_content="a"
+        )
+    await service.client.prefetch("u1", "a1", "t1")  # ordered after the two turns
+    await drained(service)
+    assert fake.documents(WORK_BANK) == {}  # buffered: 2 of 5
+    await service.client.prefetch("u1", "a1", "t2")  # the agent moved on: a session switch
+    await until(lambda: _documents(fake, WORK_BANK, 2))
+    assert sorted(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
