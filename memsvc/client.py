@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any
 
 import structlog
+from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -55,6 +56,7 @@ from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
 from memsvc.tool import MEMORY_SCHEMA
+from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
 
@@ -191,10 +193,17 @@ class MemoryClient:
         seconds = deadline or self._settings.tool_deadline_seconds
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
-        if name == MEMORY_SCHEMA["name"]:
-            event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
-        else:
-            event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
+        try:
+            if name == MEMORY_SCHEMA["name"]:
+                event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
+            else:
+                event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
+        except ValidationError as exc:  # the model's arguments: it gets a result to act on
+            return {
+                "success": False,
+                "error": f"Invalid {name} arguments: {describe(exc, root='args')}. "
+                "Nothing was written.",
+            }
         reply = await self._request(event, seconds)
         if reply is None:
             return {

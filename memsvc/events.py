@@ -41,27 +41,49 @@ ThreadId = Annotated[str, AfterValidator(lambda v: validate_id("thread_id", v))]
 OptionalThreadId = Annotated[str, AfterValidator(lambda v: validate_optional_id("thread_id", v))]
 
 
+def _utf8(value: Any) -> Any:
+    """Refuse text that has no UTF-8 form (a lone surrogate, from JSON ``"\\ud800"`` or
+    from undecodable bytes) here, with a clear error, not halfway through a publish."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("text is not valid Unicode (it holds a lone surrogate)") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _utf8(key)
+            _utf8(item)
+    elif isinstance(value, list):
+        for item in value:
+            _utf8(item)
+    return value
+
+
+Text = Annotated[str, AfterValidator(_utf8)]
+Args = Annotated[dict[str, Any], AfterValidator(_utf8)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class PrefetchPayload(_Model):
-    query: str = Field(default="", max_length=MAX_QUERY_CHARS)
+    query: Text = Field(default="", max_length=MAX_QUERY_CHARS)
     warm: bool = False  # queue_prefetch: prepare the next turn, nobody waits for a reply
 
 
 class MemoryWritePayload(_Model):
-    args: dict[str, Any]  # the memory tool's arguments; the tool validates them
+    args: Args  # the memory tool's arguments; the tool validates them
 
 
 class ToolCallPayload(_Model):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: Args = Field(default_factory=dict)
 
 
 class SyncTurnPayload(_Model):
-    user_content: str = Field(max_length=MAX_TURN_CHARS)
-    assistant_content: str = Field(max_length=MAX_TURN_CHARS)
+    user_content: Text = Field(max_length=MAX_TURN_CHARS)
+    assistant_content: Text = Field(max_length=MAX_TURN_CHARS)
     turn_index: int | None = Field(default=None, ge=1)  # the agent's own numbering, if any
 
 

@@ -79,5 +79,10 @@ class DataLayout:
             if is_link:
                 real = os.path.realpath(current)
                 if os.path.commonpath([self.real_root, real]) != self.real_root:
-                    raise PathEscapeError(f"{path} resolves outside the data dir {self.root}")
+                    # relative: the message may reach a model or a log, the layout need not
+                    inside = current.relative_to(self.root)
+                    raise PathEscapeError(
+                        f"'{inside}' in the data dir is a symlink that leads outside it; "
+                        "refusing to read or write through it"
+                    )
         return path

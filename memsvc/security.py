@@ -42,6 +42,7 @@ rewrite any of them. Cross-script confusables (Cyrillic ``а``) are not folded.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ BLOCKED_PREFIX = "[BLOCKED:"
 
 _F = r"(?:[\w'’\-]+\s+){0,8}"  # bounded filler: a few inserted words cannot dodge a pattern
 _FC = r"(?:[\w'’\-]+[\s,]+){0,8}"  # the same, commas allowed (only before a specific noun)
+_SEP = r"[\s,_\-]+"  # words joined by hyphens or underscores ("ignore-all-previous-...")
+_FS = rf"(?:[\w'’]+?{_SEP}){{0,8}}"  # a filler of such words
 _ZH = r"[^\n。!?]{0,12}"  # bounded filler within one Chinese clause (after NFKC)
 
 # ``.env`` but not the committed templates (``.env.example``), which hold no secrets.
@@ -61,14 +64,23 @@ _ENV_FILE = r"\.env(?![A-Za-z0-9_]|[.\-](?:example|sample|template|dist)\b)"
 _EN_PATTERNS: list[tuple[str, str]] = [
     # classic prompt injection
     (
-        rf"\b(?:ignore|forget)[\s,]+{_FC}(previous|all|above|prior|earlier|preceding|your|system)"
-        rf"\s+{_FC}(?:instructions|directions)"
+        rf"\b(?:ignore|forget){_SEP}{_FS}(previous|all|above|prior|earlier|preceding|your|system)"
+        rf"{_SEP}{_FS}(?:instructions|directions)"
         rf"|\b(?:ignore|forget)[\s,]+{_FC}(?:instructions|directions)\s+(?:above|before|so\s+far)"
         r"|\bforget\s+everything\s+(?:you\s+(?:were|have\s+been)\s+told|above|before\s+this)",
         "prompt_injection",
     ),
     (r"\bsystem\s+prompt\s+override", "sys_prompt_override"),
-    (rf"\bdisregard\s+{_F}(your|all|any)\s+{_F}(instructions|rules|guidelines)", "disregard_rules"),
+    (
+        rf"\bdisregard\s+{_F}(your|all|any|previous|prior|earlier|preceding)\s+{_F}"
+        r"(instructions|rules|guidelines)",
+        "disregard_rules",
+    ),
+    (
+        r"\b(?:every|each)\s+(?:time\s+you\s+(?:answer|reply|respond)|answer|reply|response|turn)"
+        r"\b[^\n.]{0,40}\b(?:run|execute)\s+[^\n]{0,40}\b(?:curl|wget|bash|sh|powershell)\b",
+        "persistent_command",
+    ),
     (
         rf"\bact\s+as\s+(if|though)\s+{_F}you\s+{_F}(have\s+no|don't\s+have)\s+{_F}"
         r"(restrictions|limits|rules)",
@@ -182,7 +194,10 @@ _EN_PATTERNS: list[tuple[str, str]] = [
     (
         r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_-]{20,}"
         r"|\b(?:api[_-]?key|token|secret|password|passwd)\s*(?:[=:]|\s+is)\s*[\"']?"
-        r"(?!1password\b)(?=[^\s\"']{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,}",
+        r"(?!1password\b)(?=[^\s\"']{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,}"
+        # well-known key formats are secrets wherever they stand
+        r"|\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
+        r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{35})",
         "hardcoded_secret",
     ),
 ]
@@ -263,6 +278,11 @@ _ZH_PATTERNS: list[tuple[str, str]] = [
     ),
     (r"(?<![A-Za-z0-9])C2\s*(服务器|节点|通道|信道|基础设施)|命令(与|和)控制", "c2_explicit"),
     (
+        r"(每次|每一次|每轮)(回答|回复|响应|对话)[^\n。]{0,12}(执行|运行)[^\n。]{0,12}"
+        r"(curl|wget|bash|sh|powershell|命令|脚本)",
+        "persistent_command",
+    ),
+    (
         r"(密码|口令|密钥|令牌)\s*(是|为|=|:)\s*[\"'“]?[A-Za-z0-9+/=_\-!@#$%^&*]{8,}",
         "hardcoded_secret",
     ),
@@ -291,6 +311,7 @@ _CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 _CJK_LATIN = re.compile(
     r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9$~.\[<!])|(?<=[A-Za-z0-9])(?=[\u3400-\u9fff])"
 )
+_CACHED_CHARS = 2048  # texts up to this long have their scan remembered (4,096 of them)
 _BLOCKED_MARKER = re.compile(r"\[\s*BLOCKED\s*:", re.IGNORECASE)
 
 _COMPILED_EN = [(re.compile(p, re.IGNORECASE), pid) for p, pid in _EN_PATTERNS]
@@ -313,6 +334,17 @@ def _character_findings(text: str) -> list[str]:
 
 
 def _pattern_findings(text: str) -> list[str]:
+    if len(text) <= _CACHED_CHARS:  # recalled memories and snapshot entries come back often
+        return list(_cached_pattern_findings(text))
+    return _scan_patterns(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_pattern_findings(text: str) -> tuple[str, ...]:
+    return tuple(_scan_patterns(text))
+
+
+def _scan_patterns(text: str) -> list[str]:
     normalised = unicodedata.normalize("NFKC", text)
     found = ["blocked_marker"] if _BLOCKED_MARKER.search(normalised) else []
     spaced = _CJK_LATIN.sub(" ", normalised)

@@ -50,9 +50,27 @@ def test_tool_prints_the_json_result_and_writes_the_file(
 def test_a_failed_tool_call_exits_1_with_the_result_on_stdout(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = tool(capsys, {"action": "remove", "target": "user", "old_text": "x"})
+    code, out, err = tool(capsys, {"action": "remove", "target": "user", "old_text": "x"})
     assert code == 1
     assert json.loads(out)["success"] is False
+    assert err.count("\n") == 1 and err.startswith("memsvc: No entry matched 'x'")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"action": "add", "target": "user", "content": "bad \\ud800 text"}',  # JSON escape
+        '{"action": "add", "target": "user", "content": "bad \udcff byte"}',  # undecodable argv
+    ],
+)
+def test_text_that_is_not_unicode_is_refused_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, raw: str
+) -> None:
+    code, out, err = run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", raw)
+    assert code == 1
+    assert "not valid Unicode" in json.loads(out)["error"]
+    assert err.count("\n") == 1 and "not valid Unicode" in err
+    assert not (data_dir / "users/u1/USER.md").exists()
 
 
 def test_prefetch_prints_the_injected_text(capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,8 +34,10 @@ def test_a_symlinked_user_folder_pointing_outside_is_refused(
     outside.mkdir()
     (layout.root / "users").mkdir(parents=True)
     os.symlink(outside, layout.root / "users" / "mallory")
-    with pytest.raises(PathEscapeError):
+    with pytest.raises(PathEscapeError) as refused:
         layout.store_file("user", "mallory", "a1")
+    assert "'users/mallory'" in str(refused.value)
+    assert str(tmp_path) not in str(refused.value)  # the message never shows the layout on disk
     with pytest.raises(PathEscapeError):
         layout.user_config("mallory")
 
