@@ -39,14 +39,22 @@ class EventBus:
         self._keys = keys
         self.log = log
 
-    async def publish(self, event: Any) -> str:
+    async def publish(self, event: Any, *, order: str | None = None) -> str:
         """Append one event; returns its stream id. One round trip.
 
         The stream is not capped: it only holds events not yet processed (a finished
         one is deleted, its record lives on in the log), and capping it would drop
-        unprocessed writes while the workers are down.
+        unprocessed writes while the workers are down. ``order`` names a list that
+        records the event id in the same round trip: the publish order of events
+        that workers may process in another order (a thread's turns).
         """
-        stream_id = await self._redis.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
+        if order is None:
+            stream_id = await self._redis.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
+            return _text(stream_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
+            pipe.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
+            _, stream_id = await pipe.execute()
         return _text(stream_id)
 
     async def publish_raw(self, raw: bytes) -> str:
@@ -110,6 +118,13 @@ class EventBus:
                 Delivery(_text(stream_id), (fields or {}).get(EVENT_FIELD.encode(), b""), times)
             )
         return claimed
+
+    async def reply(self, reply_to: str, reply: dict[str, Any]) -> None:
+        """Answer the waiting caller now (before slower work that must precede the ack)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
+            pipe.expire(reply_to, INBOX_TTL_SECONDS)
+            await pipe.execute()
 
     async def finish(
         self,

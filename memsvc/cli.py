@@ -237,8 +237,7 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        matched = [e async for e in event_log.entries() if wanted(e)][-ns.limit :]
-        for entry in matched:
+        for entry in await event_log.tail(ns.limit, wanted):
             show(entry)
         if ns.follow:
             async for entry in event_log.follow():

@@ -147,7 +147,7 @@ class MemoryClient:
         deadline: float | None = None,
     ) -> PrefetchContext:
         """The memory to inject before this turn's model call."""
-        seconds = deadline or self._settings.prefetch_deadline_seconds
+        seconds = self._settings.prefetch_deadline_seconds if deadline is None else deadline
         event = PrefetchEvent(
             **self._envelope(user_id, agent_id, thread_id, seconds),
             payload=PrefetchPayload(query=query),
@@ -190,7 +190,7 @@ class MemoryClient:
         deadline: float | None = None,
     ) -> dict[str, Any]:
         """Run a memory tool; returns its result (the dict the model reads)."""
-        seconds = deadline or self._settings.tool_deadline_seconds
+        seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
         try:
@@ -223,7 +223,7 @@ class MemoryClient:
         self, user_id: str, agent_id: str, *, deadline: float | None = None
     ) -> list[dict[str, Any]]:
         """OpenAI function schemas of the tools this user's agent may call."""
-        seconds = deadline or self._settings.tool_deadline_seconds
+        seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         event = ToolSchemasEvent(**self._envelope(user_id, agent_id, NO_THREAD, seconds))
         reply = await self._request(event, seconds)
         if reply is None or not reply.get("ok", False):
@@ -256,7 +256,12 @@ class MemoryClient:
                 turn_index=turn_index,
             ),
         )
-        await self._bus.publish(event)
+        order = (
+            None
+            if turn_index is not None
+            else self._keys.turn_queue(event.user_id, event.agent_id, event.thread_id)
+        )
+        await self._bus.publish(event, order=order)
         return event.id
 
     async def session_switch(
@@ -282,7 +287,7 @@ class MemoryClient:
         self, user_id: str, agent_id: str, thread_id: str, *, deadline: float | None = None
     ) -> str:
         """Refresh the thread's frozen snapshot from the files now; returns the new text."""
-        seconds = deadline or self._settings.tool_deadline_seconds
+        seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         event = SnapshotReloadEvent(**self._envelope(user_id, agent_id, thread_id, seconds))
         reply = await self._request(event, seconds)
         if reply is None or not reply.get("ok", False):

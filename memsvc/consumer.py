@@ -59,29 +59,47 @@ class Consumer:
         self._inflight: set[asyncio.Task[None]] = set()
         self._threads = LocalQueues()
         self._stopping = asyncio.Event()
+        self._not_reading = asyncio.Event()  # clear while run() may still start events
+        self._not_reading.set()
+        self._read: asyncio.Future[list[Delivery]] | None = None
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish."""
         await self._bus.join(self.name)
         housekeeping = asyncio.create_task(self._housekeeping())
         log.info("consumer_started", consumer=self.name)
+        self._not_reading.clear()
         try:
             while not self._stopping.is_set():
                 await self._slots.acquire()
                 self._slots.release()
                 free = self._concurrency - len(self._inflight)
+                self._read = asyncio.ensure_future(
+                    self._bus.read(self.name, max(1, free), block_ms=500)
+                )
                 try:
-                    deliveries = await self._bus.read(self.name, max(1, free), block_ms=500)
+                    deliveries = await self._read
+                except asyncio.CancelledError:
+                    if self._stopping.is_set():
+                        break  # stop() cut the blocked read short; anything it got stays pending
+                    raise
                 except (RedisError, OSError) as exc:
                     log.warning("consumer_read_failed", error=str(exc))
                     await asyncio.sleep(0.5)
+                    if "NOGROUP" in str(exc):  # Redis lost the stream (a restart, a flush)
+                        with contextlib.suppress(RedisError, OSError):
+                            await self._bus.join(self.name)
+                            log.warning("consumer_rejoined", consumer=self.name)
                     continue
+                if self._stopping.is_set():
+                    break  # read while stopping: left pending, another worker claims them
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
             housekeeping.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await housekeeping
+            self._not_reading.set()
 
     async def stop(self, grace_seconds: float = 10.0) -> None:
         """Stop reading; let in-flight events finish for ``grace_seconds``, then hand them back.
@@ -90,8 +108,15 @@ class Consumer:
         worker claims it.
         """
         self._stopping.set()
+        if self._read is not None:
+            self._read.cancel()
+        deadline = time.monotonic() + grace_seconds
+        with contextlib.suppress(TimeoutError):  # the read loop ends within one blocked read
+            await asyncio.wait_for(self._not_reading.wait(), grace_seconds)
         if self._inflight:
-            _, unfinished = await asyncio.wait(set(self._inflight), timeout=grace_seconds)
+            _, unfinished = await asyncio.wait(
+                set(self._inflight), timeout=max(0.0, deadline - time.monotonic())
+            )
             for task in unfinished:
                 task.cancel()
             if unfinished:
@@ -152,8 +177,12 @@ class Consumer:
         reply_to = self._inbox(event.reply_to)
         wants_reply = reply_to is not None and handled.reply is not None
         reply = {"id": event.id, "ok": True, **(handled.reply or {})} if wants_reply else None
-        for action in handled.after_reply:  # before the ack: a crash here is redelivered
-            await action()
+        if handled.after_reply:
+            if reply_to is not None and reply is not None:
+                await self._bus.reply(reply_to, reply)  # the caller does not wait for these
+                reply = None
+            for action in handled.after_reply:  # before the ack: a crash here is redelivered
+                await action()
         await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply)
 
     async def _failed(

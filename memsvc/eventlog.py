@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,10 +137,28 @@ class EventLog:
             last = rows[-1][0].decode()
             cursor = "(" + last
 
-    async def tail(self, count: int) -> list[LogEntry]:
-        """The newest ``count`` entries, oldest first."""
-        rows = await self._redis.xrevrange(self._key, max="+", min="-", count=count)
-        return [_entry(stream_id, raw) for stream_id, raw in reversed(rows)]
+    async def tail(
+        self, count: int, where: Callable[[LogEntry], bool] | None = None, *, batch: int = 500
+    ) -> list[LogEntry]:
+        """The newest ``count`` entries ``where`` accepts, oldest first.
+
+        Reads back from the end a page at a time, so the newest entries of a long
+        log come at the cost of what lies after them, not of the whole log.
+        """
+        found: list[LogEntry] = []
+        cursor = "+"
+        while len(found) < count:
+            rows = await self._redis.xrevrange(self._key, max=cursor, min="-", count=batch)
+            for stream_id, raw in rows:
+                entry = _entry(stream_id, raw)
+                if where is None or where(entry):
+                    found.append(entry)
+                    if len(found) == count:
+                        break
+            if len(rows) < batch:
+                break
+            cursor = "(" + rows[-1][0].decode()
+        return found[::-1]
 
     async def follow(self, after: str = "$", block_ms: int = 1000) -> AsyncIterator[LogEntry]:
         """Entries appended after ``after``, as they come; runs until cancelled."""

@@ -192,6 +192,8 @@ def encode(event: _Envelope) -> bytes:
 
 def decode(raw: bytes) -> Event:
     """Parse one event; raise :class:`InvalidEvent` saying exactly what is wrong."""
+    if not raw:
+        raise InvalidEvent("empty event (a stream entry without the event field)", raw)
     if len(raw) > MAX_EVENT_BYTES:
         raise InvalidEvent(f"event is {len(raw):,} bytes, over {MAX_EVENT_BYTES:,}", raw[:4096])
     try:

@@ -91,7 +91,10 @@ class EventHandlers:
         """An agent that shows up in another thread has switched sessions.
 
         A thread seen before (it has a snapshot) is resumed as it was; a new one
-        starts fresh, with the previous thread as its parent.
+        takes its own snapshot on its first prefetch. Nothing is dropped: an agent
+        may serve several threads at once, and another worker may be taking the
+        new thread's snapshot right now. The providers hear of the switch (the
+        threads left behind get their buffered turns retained).
         """
         previous = await self._rt.sessions.enter_thread(
             event.user_id, event.agent_id, event.thread_id
@@ -100,9 +103,7 @@ class EventHandlers:
             return None
         known = await self._rt.snapshots.get(event.user_id, event.agent_id, event.thread_id)
         resumed = known is not None
-        await manager.on_session_switch(
-            event.thread_id, parent_thread_id="" if resumed else previous, reset=not resumed
-        )
+        await manager.on_session_switch(event.thread_id, reset=False)
         log.info(
             "session_switch_detected",
             user_id=event.user_id,
@@ -158,7 +159,7 @@ class EventHandlers:
                 "changes": [c.action for c in outcome.changes],
                 "target": outcome.target,
             },
-            after_reply=[mirror],
+            after_reply=[mirror] if outcome.changes and manager.external is not None else [],
         )
 
     async def _sync_turn(self, event: SyncTurnEvent, manager: MemoryManager) -> Handled:

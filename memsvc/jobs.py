@@ -21,6 +21,7 @@ import json
 import random
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -193,19 +194,24 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
     return run
 
 
+_INLINE_SEEN = 10_000  # job ids an embedded process remembers for de-duplication
+
+
 class InlineJobs:
     """Runs jobs as tasks of this process, with the same retry semantics as arq."""
 
     def __init__(self, functions: dict[str, JobFunction], ctx: dict[str, Any]) -> None:
         self._functions = functions
         self._ctx = ctx
-        self._seen: set[str] = set()
+        self._seen: OrderedDict[str, None] = OrderedDict()  # recent job ids, like arq's results
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
         if job_id in self._seen:
             return
-        self._seen.add(job_id)
+        self._seen[job_id] = None
+        if len(self._seen) > _INLINE_SEEN:
+            self._seen.popitem(last=False)
         task = asyncio.create_task(self._run(function, {"enqueued_at": time.time(), **payload}))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

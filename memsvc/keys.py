@@ -6,7 +6,7 @@ in one script. The service-wide streams and lists carry no user tag.
 
 | key | type | ttl | holds |
 |---|---|---|---|
-| ``{p}:events`` | stream | ``MAXLEN ~`` | inbound events; consumer group ``{p}:workers`` |
+| ``{p}:events`` | stream | - | unprocessed events (deleted once done); group ``{p}:workers`` |
 | ``{p}:log`` | stream | ``MAXLEN ~`` + age | every event with its outcome |
 | ``{p}:events:dead`` | list | - | events that could not be processed, with the error |
 | ``{p}:jobs:dead`` | list | - | background jobs that ran out of tries or age |
@@ -18,6 +18,7 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:fails:<agent>:<thread>`` | string | 1 h | consolidation failures this turn |
 | ``{p}:{<user>}:thread:<agent>`` | string | session ttl | the agent's most recent thread |
 | ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
+| ``{p}:{<user>}:turnq:<agent>:<thread>`` | list | session ttl | turns published, not yet numbered |
 | ``{p}:{<user>}:receipt:<event>`` | string | receipt ttl | outcome of an applied write event |
 | ``{p}:{<user>}:hs:turns:<agent>:<thread>`` | hash | session ttl | turns not yet retained |
 | ``{p}:{<user>}:hs:buffered:<agent>`` | set | session ttl | threads with turns waiting |
@@ -91,6 +92,9 @@ class Keys:
 
     def turns(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("turns", user_id, agent_id, thread_id)
+
+    def turn_queue(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("turnq", user_id, agent_id, thread_id)
 
     def last_thread(self, user_id: str, agent_id: str) -> str:
         return f"{self._user(user_id)}:thread:{validate_id('agent_id', agent_id)}"

@@ -9,6 +9,7 @@ it for managers; nothing else constructs providers.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -54,7 +55,6 @@ class Runtime:
         shared_redis: bool = True,
         jobs: JobQueue | None = None,
         hindsight: HindsightClient | None = None,
-        max_managers: int = 1024,
     ) -> None:
         """``shared_redis`` is false for the embedded store, which no other process sees:
         file locks then serialise writers on this host instead of Redis leases."""
@@ -95,8 +95,9 @@ class Runtime:
         self._hindsight = hindsight
         self._owns_hindsight = hindsight is None  # a client passed in is the caller's to close
         self._upserted_banks: dict[str, tuple[str, str]] = {}  # bank -> missions sent
-        self._max_managers = max_managers
+        self._max_managers = settings.manager_cache_size
         self._managers: OrderedDict[tuple[str, str], MemoryManager] = OrderedDict()
+        self._closing: set[asyncio.Future[None]] = set()
 
     async def memory(self, user_id: str, agent_id: str) -> AgentMemory:
         """The manager of (user, agent), built on first use and kept while recently used."""
@@ -108,7 +109,10 @@ class Runtime:
             self._managers[key] = manager
             while len(self._managers) > self._max_managers:
                 _, evicted = self._managers.popitem(last=False)
-                await evicted.shutdown()
+                # its buffers are flushed off this event's path
+                closing = asyncio.ensure_future(evicted.shutdown())
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
         self._managers.move_to_end(key)
         if isinstance(manager.external, HindsightProvider):
             manager.external.configure(effective.config)  # per-user overrides apply at once
@@ -190,6 +194,8 @@ class Runtime:
         )
 
     async def aclose(self) -> None:
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         while self._managers:
             _, manager = self._managers.popitem()
             await manager.shutdown()

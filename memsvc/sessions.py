@@ -3,7 +3,10 @@
 - which thread an agent was last seen in, to detect a session switch;
 - consecutive consolidation failures of the memory tool in the current turn;
 - the turn ledger: each ``sync_turn`` event gets a turn index once, however often
-  it is delivered, so a retried retain lands on the same Hindsight document.
+  it is delivered, so a retried retain lands on the same Hindsight document; and
+  in the order the turns were published, whichever worker processes them first
+  (the client appends each turn's event id to the thread's turn queue as it
+  publishes; numbering a turn numbers every turn queued before it).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from memsvc.keys import Keys
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 FAILURES_TTL_SECONDS = 3600
 
-# KEYS[1] ledger; ARGV: event id, ttl, the agent's own index or ''
+# KEYS[1] ledger, KEYS[2] turn queue (event ids in publish order);
+# ARGV: event id, ttl, the agent's own index or ''
 _TURN_INDEX = """
 local index = redis.call('HGET', KEYS[1], ARGV[1])
 if index then return tonumber(index) end
@@ -25,11 +29,28 @@ if ARGV[3] ~= '' then
   index = tonumber(ARGV[3])
   local last = tonumber(redis.call('HGET', KEYS[1], '_next') or '0')
   if index > last then redis.call('HSET', KEYS[1], '_next', index) end
+  redis.call('HSET', KEYS[1], ARGV[1], index)
 else
-  index = redis.call('HINCRBY', KEYS[1], '_next', 1)
+  -- number the turns published before this one first, in their order
+  if redis.call('LPOS', KEYS[2], ARGV[1]) then
+    while true do
+      local queued = redis.call('LPOP', KEYS[2])
+      if not queued then break end
+      if not redis.call('HGET', KEYS[1], queued) then
+        redis.call('HSET', KEYS[1], queued, redis.call('HINCRBY', KEYS[1], '_next', 1))
+      end
+      if queued == ARGV[1] then break end
+    end
+  end
+  index = redis.call('HGET', KEYS[1], ARGV[1])
+  if not index then  -- not queued (an older client, or the queue expired): next number
+    index = redis.call('HINCRBY', KEYS[1], '_next', 1)
+    redis.call('HSET', KEYS[1], ARGV[1], index)
+  end
+  index = tonumber(index)
 end
-redis.call('HSET', KEYS[1], ARGV[1], index)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
 return index
 """
 
@@ -57,11 +78,14 @@ class SessionState:
         """The 1-based index of the turn ``event_id`` carried; the same on every redelivery.
 
         An agent that numbers its own turns (``given``) gets its numbers; otherwise
-        turns are numbered in the order their events are processed.
+        turns are numbered in the order they were published (see the turn queue).
         """
-        key = self._keys.turns(user_id, agent_id, thread_id)
+        keys = [
+            self._keys.turns(user_id, agent_id, thread_id),
+            self._keys.turn_queue(user_id, agent_id, thread_id),
+        ]
         args: list[str | int] = [event_id, SESSION_TTL_SECONDS, "" if given is None else given]
-        return int(await self._turn_index(keys=[key], args=args))
+        return int(await self._turn_index(keys=keys, args=args))
 
     async def turn_count(self, user_id: str, agent_id: str, thread_id: str) -> int:
         key = self._keys.turns(user_id, agent_id, thread_id)

@@ -46,9 +46,11 @@ class ServiceSettings(BaseSettings):
 
     # workers
     worker_concurrency: PositiveInt = 128  # events in flight per worker process
+    manager_cache_size: PositiveInt = 1024  # (user, agent) managers a worker keeps built
     claim_idle_seconds: PositiveFloat = 15.0  # a dead worker's events move on after this
     max_deliveries: PositiveInt = 5  # then an event that keeps failing is parked
-    event_timeout_seconds: PositiveFloat = 30.0
+    # below claim_idle_seconds, so that an event still running is not claimed twice
+    event_timeout_seconds: PositiveFloat = 12.0
     job_concurrency: PositiveInt = 50
     job_poll_seconds: PositiveFloat = 0.05
     job_timeout_seconds: PositiveInt = 30  # keep jobs short: a killed job waits this + 10 s

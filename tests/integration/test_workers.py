@@ -82,14 +82,10 @@ async def test_two_workers_and_200_concurrent_agents_lose_no_write(workers: Work
             assert entries(data_dir, f"users/user-{user}/agents/agent-{n}/MEMORY.md") == [
                 f"private note of agent-{n}"
             ]
-    served = {
-        e["name"]
-        for e in await workers.redis.xinfo_consumers(
-            workers.keys.events, workers.keys.workers_group
-        )
-        if e["pending"] == 0
-    }
-    assert len(served) == 2
+    served = [e.detail["worker"] async for e in _runtime_log(workers) if e.type == "memory_write"]
+    assert len(served) == users * agents_per_user * 2
+    assert len(set(served)) == 2  # both workers took their share
+    assert min(served.count(w) for w in set(served)) > len(served) / 10
 
 
 async def test_sigkill_mid_memory_write_loses_nothing_and_applies_nothing_twice(
@@ -174,7 +170,8 @@ async def test_sigkill_mid_sync_turn_numbers_every_turn_exactly_once(
         ledger = await workers.redis.hgetall(workers.keys.turns("u1", "a1", thread))
         numbers = {k.decode(): int(v) for k, v in ledger.items() if k != b"_next"}
         assert set(numbers) == set(ids)  # every turn arrived
-        assert sorted(numbers.values()) == list(range(1, turns + 1))  # each numbered once
+        # each numbered once, in the order it was published, whichever worker took it
+        assert [numbers[event_id] for event_id in ids] == list(range(1, turns + 1))
         assert int(ledger[b"_next"]) == turns  # no number was burnt by a redelivery
     log = [e async for e in _runtime_log(workers) if e.type == "sync_turn"]
     assert any(e.detail["deliveries"] > 1 for e in log)  # the dead worker's were claimed

@@ -292,6 +292,34 @@ async def test_a_resumed_thread_keeps_its_snapshot(service: Service) -> None:
     assert (await service.client.prefetch("u1", "a1", "t1")).text == first.text
 
 
+async def test_threads_served_at_once_each_keep_their_snapshot(service: Service) -> None:
+    """An agent in several conversations at once: every switch is detected, none resets."""
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = {t: (await service.client.prefetch("u1", "a1", t)).text for t in ("t1", "t2")}
+    for n in range(3):
+        await service.client.call_tool("u1", "a1", "t3", "memory", {**ADD, "content": f"n{n}"})
+        for thread in ("t1", "t2"):
+            assert (await service.client.prefetch("u1", "a1", thread)).text == first[thread]
+
+
+async def test_a_detected_switch_never_drops_a_snapshot_another_worker_just_took(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    taken = await service.client.prefetch("u1", "a1", "t2")  # t2's snapshot exists now
+    await service.client.prefetch("u1", "a1", "t1")
+    snapshots = service.runtime.snapshots
+    real_get = snapshots.get
+
+    async def looked_too_early(user_id: str, agent_id: str, thread_id: str) -> Any:
+        return None  # the other worker's put_first landed just after this look
+
+    monkeypatch.setattr(snapshots, "get", looked_too_early)
+    await service.client.call_tool("u1", "a1", "t2", "memory", {**ADD, "content": "later"})
+    monkeypatch.setattr(snapshots, "get", real_get)
+    assert (await service.client.prefetch("u1", "a1", "t2")).text == taken.text
+
+
 async def test_an_explicit_reset_starts_the_thread_from_the_files(service: Service) -> None:
     await service.client.prefetch("u1", "a1", "t1")
     await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
@@ -404,4 +432,12 @@ async def test_a_broken_override_file_does_not_take_the_users_memory_away(
     assert "Name: Ada" in ctx.text and not ctx.degraded
     assert "not valid UTF-8 JSON" in ctx.skipped["config"]
     result = await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "x"})
+    assert result["success"] is True
+
+
+async def test_a_worker_recovers_when_redis_loses_the_stream(service: Service) -> None:
+    """A Redis restart without persistence (or a flush) takes the consumer group with it."""
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    await service.redis.delete(service.runtime.keys.events)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "b"})
     assert result["success"] is True

@@ -34,6 +34,23 @@ async def test_entries_come_back_oldest_first_with_their_fields(fake_redis: Redi
     assert [e.event_id for e in await log.tail(2)] == ["e1", "e2"]
 
 
+async def test_tail_finds_the_newest_matches_reading_back_page_by_page(
+    fake_redis: Redis,
+) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(25):
+        await log.append(record(n, user="alice" if n % 5 == 0 else "bob"))
+    newest = await log.tail(3, lambda e: e.user_id == "alice", batch=4)
+    assert [e.event_id for e in newest] == ["e10", "e15", "e20"]
+    assert [e.event_id for e in await log.tail(9, lambda e: e.user_id == "alice")] == [
+        "e0",
+        "e5",
+        "e10",
+        "e15",
+        "e20",
+    ]
+
+
 async def test_the_log_is_bounded_by_count(fake_redis: Redis) -> None:
     log = EventLog(fake_redis, Keys("t"), max_entries=10)
     for n in range(500):

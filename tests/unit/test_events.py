@@ -70,6 +70,11 @@ def test_bad_events_are_refused_with_the_reason(data: bytes, reason: str) -> Non
     assert info.value.raw  # kept for the record
 
 
+def test_a_stream_entry_without_an_event_says_so() -> None:
+    with pytest.raises(InvalidEvent, match="empty event"):
+        decode(b"")
+
+
 def test_oversized_events_are_refused_without_parsing() -> None:
     with pytest.raises(InvalidEvent, match="over"):
         decode(b"x" * (MAX_EVENT_BYTES + 1))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,3 +219,26 @@ async def test_a_new_thread_retains_what_the_old_one_still_buffered(
     await service.client.prefetch("u1", "a1", "t2")  # the agent moved on: a session switch
     await until(lambda: _documents(fake, WORK_BANK, 2))
     assert sorted(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+
+
+async def test_the_tool_result_does_not_wait_for_the_mirror_to_be_queued(
+    service: Service, fake: FakeHindsight, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = asyncio.Event()
+    enqueue = service.jobs.enqueue
+
+    async def stalled(function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        await release.wait()  # the job queue is slow right now
+        await enqueue(function, payload, job_id=job_id)
+
+    monkeypatch.setattr(service.jobs, "enqueue", stalled)
+    args = {"action": "add", "target": "user", "content": "Prefers tea"}
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", args, deadline=2)
+    assert result["success"] is True  # answered while the mirror was still being queued
+    release.set()
+
+    async def mirrored() -> bool:
+        await service.jobs.drain()
+        return len(fake.documents(USER_BANK)) == 1
+
+    await until(mirrored)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from memsvc.bus import EventBus
+from memsvc.eventlog import EventLog
+from memsvc.events import SyncTurnEvent, SyncTurnPayload, stamp
 from memsvc.keys import Keys
 from memsvc.sessions import FAILURES_TTL_SECONDS, SessionState
 
@@ -26,6 +29,31 @@ async def test_turn_indices_are_dense_and_stable_per_event(fake_redis: Redis) ->
     ]
     assert await state.turn_index("u", "a", "t2", "e9") == 1  # per thread
     assert await state.turn_count("u", "a", "t1") == 3
+
+
+async def test_turns_are_numbered_in_publish_order_whoever_processes_them_first(
+    fake_redis: Redis,
+) -> None:
+    keys = Keys("t")
+    state = SessionState(fake_redis, keys)
+    bus = EventBus(fake_redis, keys, EventLog(fake_redis, keys))
+    events = [
+        SyncTurnEvent(
+            **stamp(),
+            user_id="u",
+            agent_id="a",
+            thread_id="t1",
+            payload=SyncTurnPayload(user_content=f"q{n}", assistant_content="a"),
+        )
+        for n in range(1, 5)
+    ]
+    for event in events:
+        await bus.publish(event, order=keys.turn_queue("u", "a", "t1"))
+    # workers pick them up out of order, and one is delivered twice
+    order = [events[2], events[0], events[3], events[2], events[1]]
+    got = {e.id: await state.turn_index("u", "a", "t1", e.id) for e in order}
+    assert [got[e.id] for e in events] == [1, 2, 3, 4]
+    assert await fake_redis.llen(keys.turn_queue("u", "a", "t1")) == 0  # type: ignore[misc]
 
 
 async def test_an_agents_own_turn_numbers_are_kept(fake_redis: Redis) -> None:

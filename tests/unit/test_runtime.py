@@ -1,0 +1,24 @@
+"""The runtime: one bounded cache of managers per worker process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from memsvc.runtime import Runtime
+from memsvc.settings import ServiceSettings
+
+
+async def test_the_manager_cache_keeps_the_most_recently_used(
+    tmp_path: Path, fake_redis: Redis
+) -> None:
+    settings = ServiceSettings(data_dir=tmp_path, manager_cache_size=2)
+    runtime = Runtime(settings, fake_redis)
+    a1 = (await runtime.memory("u", "a1")).manager
+    a2 = (await runtime.memory("u", "a2")).manager
+    assert (await runtime.memory("u", "a1")).manager is a1  # a1 is now the most recent
+    await runtime.memory("u", "a3")  # over the bound: a2, the least recent, goes
+    assert (await runtime.memory("u", "a1")).manager is a1
+    assert (await runtime.memory("u", "a2")).manager is not a2
+    await runtime.aclose()
