@@ -21,6 +21,8 @@ async def test_four_processes_adding_fifty_entries_each_lose_nothing(
     tmp_path: Path, real_redis: Redis, real_redis_url: str, test_prefix: str
 ) -> None:
     script = Path(__file__).with_name("writer_process.py")
+    config = tmp_path / "config.yaml"  # 200 entries are far over USER.md's default 1,375 chars
+    config.write_text("memory:\n  builtin:\n    user_char_limit: 20000\n")
     start_at = time.time() + 1.5  # all processes begin together, after their imports
     procs = [
         await asyncio.create_subprocess_exec(
@@ -29,6 +31,7 @@ async def test_four_processes_adding_fifty_entries_each_lose_nothing(
             real_redis_url,
             test_prefix,
             str(tmp_path),
+            str(config),
             str(w),
             str(ADDS),
             str(start_at),

@@ -9,9 +9,11 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 
 from redis.asyncio import Redis
 
+from memsvc.config import ConfigLoader
 from memsvc.keys import Keys
 from memsvc.locks import RedisLocks
 from memsvc.paths import DataLayout
@@ -22,17 +24,24 @@ from memsvc.tool import MemoryTool
 
 
 async def main(
-    redis_url: str, prefix: str, data_dir: str, worker: int, count: int, start_at: float
+    redis_url: str,
+    prefix: str,
+    data_dir: str,
+    config: str,
+    worker: int,
+    count: int,
+    start_at: float,
 ) -> None:
     redis = Redis.from_url(redis_url)
     layout = DataLayout.at(data_dir)
+    builtin = (await ConfigLoader(layout, Path(config)).effective("shared-user")).config.builtin
     locks = RedisLocks(redis, Keys(prefix), lease_seconds=5, wait_seconds=60)
     store = BuiltinStore(
         layout,
         locks,
         user_id="shared-user",
         agent_id=f"agent-{worker}",
-        limits=Limits(user=1_000_000),
+        limits=Limits(user=builtin.user_char_limit, memory=builtin.memory_char_limit),
     )
     counter = SessionState(redis, Keys(prefix)).failures("shared-user", f"agent-{worker}")
     tool = MemoryTool(store, Scanner(), counter)
@@ -52,5 +61,5 @@ async def main(
 
 
 if __name__ == "__main__":
-    url, prefix, data_dir, worker, count, start_at = sys.argv[1:7]
-    asyncio.run(main(url, prefix, data_dir, int(worker), int(count), float(start_at)))
+    url, prefix, data_dir, config, worker, count, start_at = sys.argv[1:8]
+    asyncio.run(main(url, prefix, data_dir, config, int(worker), int(count), float(start_at)))
