@@ -49,6 +49,9 @@ class RetryPolicy:
     max_age_seconds: float = 6 * 3600
     base_seconds: float = 1.0
     cap_seconds: float = 300.0
+    # one try's time limit, below arq's job_timeout: arq treats its own timeout as the
+    # job's end (no retry, no dead letter), so a try that runs long must end here first
+    try_seconds: float | None = None
 
     @classmethod
     def of(cls, settings: ServiceSettings) -> RetryPolicy:
@@ -57,6 +60,7 @@ class RetryPolicy:
             max_age_seconds=settings.job_max_age_seconds,
             base_seconds=settings.job_backoff_base_seconds,
             cap_seconds=settings.job_backoff_cap_seconds,
+            try_seconds=settings.job_timeout_seconds * 0.8,
         )
 
     def backoff(self, job_try: int, *, at_least: float = 0.0) -> float:
@@ -172,10 +176,13 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
         job_try = int(ctx.get("job_try", 1))
         started = time.perf_counter()
         try:
-            await function(ctx, payload)
+            async with asyncio.timeout(policy.try_seconds):
+                await function(ctx, payload)
         except Exception as exc:
             age = time.time() - float(payload.get("enqueued_at", time.time()))
             error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, TimeoutError):
+                error = f"TimeoutError: the try took over {policy.try_seconds:g}s"
             retryable = getattr(exc, "retryable", True)
             if retryable and job_try < policy.max_tries and age < policy.max_age_seconds:
                 delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)

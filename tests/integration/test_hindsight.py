@@ -306,3 +306,33 @@ async def test_a_parked_retain_is_delivered_by_memsvc_dlq_retry(
 
     await until(delivered, every=0.2)
     assert await parked.records() == []
+
+
+async def test_a_worker_killed_during_an_outage_leaves_its_retains_to_the_other(
+    pool: WorkerPool, hindsight: HindsightClient, hindsight_server: HindsightServer, env: str
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.fail("this test stops and restarts Hindsight: leave MEMSVC_TEST_HINDSIGHT_URL unset")
+    # a killed job is re-run once arq's in-progress marker expires: job timeout + 10 s
+    pool.env["MEMSVC_JOB_TIMEOUT_SECONDS"] = "3"
+    await pool.start(2)
+    turns = 10
+    work = f"{env}-work-gina-a1"
+    hindsight_server.stop_api()
+    try:
+        async with MemoryClient(settings=pool.settings()) as mem:
+            for n in range(1, turns + 1):
+                await mem.sync_turn(
+                    "gina", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
+                )
+        await until(lambda: _job_errors(pool, minimum=turns), timeout=30, every=0.2)
+        pool.kill(0)  # SIGKILL: its jobs, running or waiting to retry, are simply abandoned
+    finally:
+        hindsight_server.start_api()
+
+    async def retained() -> bool:
+        return len(await hindsight.list_documents(work)) == turns
+
+    await until(retained, timeout=90, every=0.2)
+    assert await units(hindsight, work) == turns
+    assert await DeadLetters(pool.redis, pool.keys).records() == []

@@ -89,6 +89,17 @@ async def test_a_throttled_job_waits_as_long_as_the_server_asks(fake_redis: Redi
     assert info.value.defer_score == 90_000
 
 
+async def test_a_try_that_runs_too_long_is_retried_not_lost(fake_redis: Redis) -> None:
+    async def stuck(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        await asyncio.sleep(3600)  # e.g. a server that accepts and never answers
+
+    job = durable(stuck, RetryPolicy(try_seconds=0.05))
+    with pytest.raises(Retry):
+        await job(context(fake_redis), {"enqueued_at": time.time()})
+    (entry,) = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
+    assert entry.outcome == "error" and "took over 0.05s" in entry.detail["error"]
+
+
 async def test_a_job_older_than_the_max_age_is_parked_not_retried(fake_redis: Redis) -> None:
     job = durable(failing, RetryPolicy(max_tries=50, max_age_seconds=60))
     await job(context(fake_redis), {"enqueued_at": time.time() - 61})
