@@ -88,6 +88,11 @@ async def main(calls: int, agents: int, latency: float) -> None:
             (pct(base, 50), pct(base, 99)),
             "one recall, one bank",
         )
+        both = rows[0][1]
+        sys.stdout.write(
+            f"  prefetch divided by the added latency L itself: p50 {pct(both, 50) / latency:.2f}"
+            f", p99 {pct(both, 99) / latency:.2f} (includes the client's own work)\n"
+        )
 
         fake.hang_banks.add(providers[0].banks("t").work)
         started = time.perf_counter()

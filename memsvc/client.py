@@ -53,6 +53,7 @@ from memsvc.events import (
 )
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.keys import Keys
+from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
 from memsvc.tool import MEMORY_SCHEMA
@@ -70,6 +71,11 @@ class PrefetchContext:
     skipped: dict[str, str] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     degraded: bool = False
+    scrub_tag: str | None = DEFAULT_CONTEXT_TAG  # None: the user's config turned scrubbing off
+
+    def scrubber(self) -> StreamingScrubber | None:
+        """A scrubber for this turn's streamed output (recalled memory never shown verbatim)."""
+        return StreamingScrubber(self.scrub_tag) if self.scrub_tag else None
 
 
 class MemoryServiceError(RuntimeError):
@@ -167,6 +173,7 @@ class MemoryClient:
             blocks=reply.get("blocks", {}),
             skipped=reply.get("skipped", {}),
             timings_ms=reply.get("timings_ms", {}),
+            scrub_tag=reply.get("scrub_tag"),
         )
 
     async def queue_prefetch(

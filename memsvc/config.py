@@ -86,15 +86,27 @@ class HindsightConfig(_Section):
 BANK_PLACEHOLDERS = frozenset({"user_id", "agent_id", "thread_id", "env"})
 
 
-def _placeholders(template: str) -> set[str]:
-    try:
-        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-    except ValueError as exc:
-        raise ValueError(f"not a valid template: {exc}") from None
+_BANK_TEXT = re.compile(r"[A-Za-z0-9.\-]*")
 
 
 def _bank_template(template: str, required: set[str]) -> str:
-    names = _placeholders(template)
+    """A template's own text is what bank ids may hold; escaped ids never contain ``-`` or
+    ``.``, so one of those between two placeholders keeps every pair of ids apart."""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"not a valid template: {exc}") from None
+    names = {name for _, name, _, _ in parts if name is not None}
+    for position, (text, name, spec, conversion) in enumerate(parts):
+        if not _BANK_TEXT.fullmatch(text):
+            raise ValueError("may only hold letters, digits, '-' and '.' besides placeholders")
+        if name is not None and (spec or conversion):
+            raise ValueError(f"'{{{name}}}' must be a plain placeholder")
+        follows_another = position > 0 and parts[position - 1][1] is not None
+        if name is not None and follows_another and not {"-", "."} & set(text):
+            raise ValueError(
+                f"put '-' or '.' before '{{{name}}}', or two ids could give the same bank"
+            )
     if unknown := names - BANK_PLACEHOLDERS:
         raise ValueError(
             f"unknown placeholder(s) {sorted(unknown)}; use {sorted(BANK_PLACEHOLDERS)}"

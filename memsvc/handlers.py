@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from memsvc.config import MemoryConfig
 from memsvc.events import (
     Event,
     MemoryWriteEvent,
@@ -51,7 +52,7 @@ class EventHandlers:
         switched: dict[str, Any] | None = None
         if isinstance(event, PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
             switched = await self._follow_thread(event, manager)
-        handled = await self._dispatch(event, manager, memory.config.config.injection)
+        handled = await self._dispatch(event, manager, memory.config.config)
         if switched is not None:
             handled.detail["session_switch"] = switched
         if problems := memory.config.problems:  # served without a broken override file
@@ -60,9 +61,11 @@ class EventHandlers:
                 handled.reply["skipped"]["config"] = "; ".join(problems)
         return handled
 
-    async def _dispatch(self, event: Event, manager: MemoryManager, injection: Any) -> Handled:
+    async def _dispatch(
+        self, event: Event, manager: MemoryManager, config: MemoryConfig
+    ) -> Handled:
         if isinstance(event, PrefetchEvent):
-            return await self._prefetch(event, manager, injection)
+            return await self._prefetch(event, manager, config)
         if isinstance(event, MemoryWriteEvent):
             return await self._memory_write(event, manager, event.payload.args)
         if isinstance(event, ToolCallEvent):
@@ -115,19 +118,23 @@ class EventHandlers:
         return {"detected": True, "previous": previous, "resumed": resumed}
 
     async def _prefetch(
-        self, event: PrefetchEvent, manager: MemoryManager, injection: Any
+        self, event: PrefetchEvent, manager: MemoryManager, config: MemoryConfig
     ) -> Handled:
         if event.payload.warm:
             await manager.queue_prefetch_all(event.payload.query, thread_id=event.thread_id)
             return Handled(detail={"warm": True})
         result = await manager.prefetch_all(
-            event.payload.query, thread_id=event.thread_id, injection=injection
+            event.payload.query, thread_id=event.thread_id, injection=config.injection
         )
         reply = {
             "text": result.text,
             "blocks": result.blocks,
             "skipped": result.skipped,
             "timings_ms": result.timings_ms,
+            # what a client that streams the model's output to a person should strip
+            "scrub_tag": config.injection.context_tag
+            if config.security.streaming_scrubber
+            else None,
         }
         return Handled(
             reply=reply,

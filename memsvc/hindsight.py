@@ -65,6 +65,7 @@ class Timeouts:
     reflect: float = 30.0
     other: float = 5.0
     connect: float = 0.5
+    processing: float = 20.0  # how long an async retain may take to be processed
 
 
 class _Body(BaseModel):
@@ -233,13 +234,45 @@ class HindsightClient:
     async def retain(
         self, bank: str, items: list[RetainItem], *, run_async: bool = False
     ) -> dict[str, Any]:
+        """Store ``items``; returns once Hindsight has them.
+
+        With ``run_async`` Hindsight answers at once and processes the items in the
+        background (extraction, embeddings); this then waits for that operation,
+        because an accepted retain that later fails in Hindsight (its embedder or
+        LLM down) would otherwise count as done and be lost. It raises
+        :class:`HindsightUnavailable` when the operation fails or is not done
+        within ``timeouts.processing`` (retrying it is safe: same document ids).
+        """
         body = _Retain(items=items, async_=run_async).payload()
         response = await self._call(
             "POST", f"{self._bank(bank)}/memories", body=body, seconds=self.timeouts.retain
         )
         assert response is not None
         result: dict[str, Any] = response.json()
+        if run_async and result.get("operation_id"):
+            await self._processed(bank, str(result["operation_id"]))
         return result
+
+    async def _processed(self, bank: str, operation_id: str) -> None:
+        path = f"{self._bank(bank)}/operations/{quote(operation_id, safe='')}"
+        deadline = time.monotonic() + self.timeouts.processing
+        delay = 0.05
+        while True:
+            response = await self._call("GET", path, seconds=self.timeouts.other)
+            assert response is not None
+            status = response.json().get("status")
+            if status == "completed":
+                return
+            if status not in ("pending", "processing"):
+                error = response.json().get("error_message") or "no reason given"
+                raise HindsightUnavailable(f"retain operation {operation_id} {status}: {error}")
+            if time.monotonic() + delay > deadline:
+                raise HindsightUnavailable(
+                    f"retain operation {operation_id} still {status} after "
+                    f"{self.timeouts.processing:g}s"
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     async def recall(
         self,
@@ -302,8 +335,8 @@ class HindsightClient:
         ids: list[str] = []
         while True:
             params: dict[str, Any] = {"limit": _PAGE, "offset": len(ids)}
-            if tags:
-                params.update(tags=tags, tags_match="all")
+            if tags:  # "all" would also list documents without tags: "strict" does not
+                params.update(tags=tags, tags_match="all_strict")
             response = await self._call(
                 "GET",
                 f"{self._bank(bank)}/documents",

@@ -129,6 +129,8 @@ class Runtime:
                 timeouts=Timeouts(
                     recall=self.settings.hindsight_recall_timeout_seconds,
                     reflect=self.settings.hindsight_reflect_timeout_seconds,
+                    # an async retain is waited for within one try of its job
+                    processing=self.settings.job_timeout_seconds * 0.6,
                 ),
             )
         return self._hindsight

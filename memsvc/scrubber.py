@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 
 MAX_HELD_CHARS = 256  # a "tag" longer than this is text, and is released
+DEFAULT_CONTEXT_TAG = "memory-context"
 
 
 class StreamingScrubber:
-    def __init__(self, tag: str = "memory-context") -> None:
-        self._open = f"<{tag}"
-        self._close = f"</{tag}>"
+    def __init__(self, tag: str = DEFAULT_CONTEXT_TAG) -> None:
+        self._open = f"<{tag}".lower()  # tags match in any case
+        self._close = f"</{tag}>".lower()
         self._pattern = re.compile(
             rf"<{re.escape(tag)}(?:\s[^<>]*)?>|</{re.escape(tag)}\s*>", re.IGNORECASE
         )
@@ -67,7 +68,7 @@ class StreamingScrubber:
         return 0
 
 
-def scrub(text: str, tag: str = "memory-context") -> str:
+def scrub(text: str, tag: str = DEFAULT_CONTEXT_TAG) -> str:
     """The whole-text version: what a person may see of ``text``."""
     scrubber = StreamingScrubber(tag)
     return scrubber.feed(text) + scrubber.finish()

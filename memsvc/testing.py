@@ -15,6 +15,7 @@ the integration tests use). Knobs inject latency, errors and outages::
     fake.broken_banks.add("b")         # every request on bank "b" answers 500
     fake.hang_banks.add("b")           # recalls on bank "b" never answer
     fake.down = True                   # every request fails to connect
+    fake.failed_processing = 1         # the next async retain is accepted, then fails
 
 ``requests`` records every request as ``(route, bank, body)``; ``peak`` the most
 requests of a route that were in flight at once.
@@ -35,7 +36,7 @@ import httpx
 
 _ROUTE = re.compile(
     r"^/v1/(?P<ns>[^/]+)/banks/(?P<bank>[^/]+)(?:/(?P<rest>memories/recall|memories|reflect"
-    r"|documents(?:/(?P<doc>[^/]+))?))?$"
+    r"|documents(?:/(?P<doc>[^/]+))?|operations/(?P<op>[^/]+)))?$"
 )
 _KNOWN = {
     "retain": {"items", "async", "document_tags", "operation_id"},
@@ -54,6 +55,7 @@ _KNOWN = {
     "reflect": {"query", "budget", "context", "max_tokens", "tags", "response_schema"},
     "bank": {"name", "mission", "background", "reflect_mission", "retain_mission"},
     "list_documents": {"q", "tags", "tags_match", "limit", "offset"},
+    "operation": set(),
 }
 _WORD = re.compile(r"\w+")
 
@@ -75,6 +77,8 @@ class FakeHindsight:
     hang_banks: set[str] = field(default_factory=set)  # recalls on these never answer
     broken_banks: set[str] = field(default_factory=set)  # every request on these: 500
     down: bool = False
+    failed_processing: int = 0  # async retains to accept and then fail, like a dead embedder
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     peak: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     _in_flight: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -105,7 +109,9 @@ class FakeHindsight:
             return httpx.Response(404, json={"detail": "Not Found"})
         bank, method = unquote(match["bank"]), request.method
         doc = unquote(match["doc"]) if match["doc"] is not None else None
-        if doc is not None:
+        if match["op"] is not None:
+            route, doc = ("operation" if method == "GET" else None), unquote(match["op"])
+        elif doc is not None:
             route = "delete_document" if method == "DELETE" else None
         else:
             route = {
@@ -158,6 +164,18 @@ class FakeHindsight:
 
     def _retain(self, bank: str, body: dict[str, Any], _: Any) -> tuple[int, Any]:
         docs = self.banks.setdefault(bank, {})
+        operation_id = None
+        if body.get("async"):
+            self._counter += 1
+            operation_id = f"op-{self._counter}"
+            if self.failed_processing:
+                self.failed_processing -= 1
+                self.operations[operation_id] = {
+                    "status": "failed",
+                    "error_message": "Failed to generate batch embeddings",
+                }
+                return 200, {"success": True, "async": True, "operation_id": operation_id}
+            self.operations[operation_id] = {"status": "completed", "error_message": None}
         for item in body["items"]:
             if not item.get("content"):
                 return 422, {"detail": "content cannot be empty"}
@@ -180,7 +198,14 @@ class FakeHindsight:
             "bank_id": bank,
             "items_count": len(body["items"]),
             "async": bool(body.get("async")),
+            "operation_id": operation_id,
         }
+
+    def _operation(self, bank: str, body: dict[str, Any], operation_id: str) -> tuple[int, Any]:
+        found = self.operations.get(operation_id)
+        if found is None:
+            return 200, {"operation_id": operation_id, "status": "not_found"}
+        return 200, {"operation_id": operation_id, **found}
 
     def _recall(self, bank: str, body: dict[str, Any], _: Any) -> tuple[int, Any]:
         if bank not in self.banks:
@@ -219,7 +244,12 @@ class FakeHindsight:
         if bank not in self.banks:
             return 404, {"detail": f"Bank '{bank}' not found"}
         wanted = set(query.get("tags", []))
-        ids = [d for d, doc in self.banks[bank].items() if wanted <= set(doc.tags)]
+        strict = query.get("tags_match", ["any"])[0].endswith("_strict")
+        ids = [  # like Hindsight: only "*_strict" leaves out documents that have no tags
+            d
+            for d, doc in self.banks[bank].items()
+            if wanted <= set(doc.tags) or (not strict and not doc.tags)
+        ]
         offset, limit = int(query.get("offset", ["0"])[0]), int(query.get("limit", ["100"])[0])
         page = ids[offset : offset + limit]
         return 200, {"items": [{"id": d} for d in page], "total": len(ids)}

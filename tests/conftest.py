@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 
 import fakeredis
@@ -32,6 +32,11 @@ async def until(
             return
         await asyncio.sleep(every)
     raise AssertionError(f"condition not reached within {timeout:g}s")
+
+
+def turns(document_ids: Iterable[str]) -> list[str]:
+    """Turn documents as ``thread:turn``, in order (their ids also carry the turn's time)."""
+    return [document_id.rsplit(":", 1)[0] for document_id in document_ids]
 
 
 @pytest.fixture

@@ -169,6 +169,12 @@ class HindsightServer:
     def start_api(self) -> None:
         self._script("start-api")
 
+    def pause_embedder(self, paused: bool) -> None:
+        """Freeze (or thaw) the embeddings server: Hindsight accepts retains it cannot process."""
+        assert self.data_dir is not None, "an external Hindsight cannot be paused by the tests"
+        state = json.loads((self.data_dir / "state.json").read_text())
+        os.kill(state["pids"]["embed"], signal.SIGSTOP if paused else signal.SIGCONT)
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -22,7 +22,7 @@ from memsvc.hindsight import (
 )
 from memsvc.jobs import DeadLetters
 from memsvc.providers.hindsight import MIRROR_TAG
-from tests.conftest import until
+from tests.conftest import turns, until
 from tests.integration.conftest import HindsightServer, WorkerPool
 
 pytestmark = pytest.mark.integration
@@ -146,22 +146,28 @@ async def test_a_turn_and_a_user_fact_are_recalled_where_they_belong(
             {"action": "add", "target": "user", "content": "Alice works at Acme Robotics"},
         )  # fmt: skip
         assert added["success"] is True
+        # a fact another of alice's tools put into her user bank
+        await hindsight.retain(
+            f"{env}-user-alice", [RetainItem(content="Alice's favourite tea is oolong")]
+        )
 
-        async def both_stored() -> bool:
+        async def all_stored() -> bool:
             work = await hindsight.list_documents(f"{env}-work-alice-coder")
             user = await hindsight.list_documents(f"{env}-user-alice", tags=[MIRROR_TAG])
-            return work == ["t1:1"] and len(user) == 1
+            return turns(work) == ["t1:1"] and len(user) == 1  # the turn, and USER.md mirrored
 
-        await until(both_stored, every=0.2)
-        query = "where Alice works and her favourite colour"
+        await until(all_stored, every=0.2)
+        query = "where Alice works, her favourite colour and her favourite tea"
         coder = await mem.prefetch("alice", "coder", "t1", query=query)
         writer = await mem.prefetch("alice", "writer", "w1", query=query)
         bob = await mem.prefetch("bob", "coder", "b1", query=query)
     assert coder.skipped == {} and writer.skipped == {} and bob.skipped == {}
-    assert "teal" in coder.blocks["hindsight"] and "Acme" in coder.blocks["hindsight"]
-    assert "Acme" in writer.blocks["hindsight"]  # the user bank is shared by alice's agents
+    assert "teal" in coder.blocks["hindsight"] and "oolong" in coder.blocks["hindsight"]
+    assert "oolong" in writer.blocks["hindsight"]  # the user bank is shared by alice's agents
     assert "teal" not in writer.text  # the coder's work bank is not
-    assert "teal" not in bob.text and "Acme" not in bob.text
+    assert "Acme" in writer.blocks["builtin"]  # USER.md reaches every agent in the snapshot,
+    assert "Acme" not in writer.blocks["hindsight"]  # and is not injected twice
+    assert "teal" not in bob.text and "oolong" not in bob.text and "Acme" not in bob.text
     assert coder.text.count("<memory-context>") == 1
 
 
@@ -185,7 +191,7 @@ async def test_a_redelivered_turn_is_retained_once(
 
     await until(stored, every=0.2)
     await asyncio.sleep(1.5)  # room for a duplicate to show up, if there were one
-    assert await hindsight.list_documents(bank) == ["t1:1"]
+    assert turns(await hindsight.list_documents(bank)) == ["t1:1"]
     assert await units(hindsight, bank) == 1
 
 
@@ -223,7 +229,7 @@ async def test_hindsight_stopped_mid_run_gets_every_retain_exactly_once_when_bac
     if hindsight_server.data_dir is None:
         pytest.fail("this test stops and restarts Hindsight: leave MEMSVC_TEST_HINDSIGHT_URL unset")
     await pool.start(1)
-    turns = 12
+    count = 12
     async with MemoryClient(settings=pool.settings()) as mem:
         await mem.sync_turn("erin", "a1", "t1", user_content="warm-up", assistant_content="ok")
         work = f"{env}-work-erin-a1"
@@ -234,7 +240,7 @@ async def test_hindsight_stopped_mid_run_gets_every_retain_exactly_once_when_bac
         await until(lambda: retained(1), every=0.2)
         hindsight_server.stop_api()
         try:
-            for n in range(2, turns + 1):
+            for n in range(2, count + 1):
                 await mem.sync_turn(
                     "erin", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
                 )
@@ -246,20 +252,20 @@ async def test_hindsight_stopped_mid_run_gets_every_retain_exactly_once_when_bac
                     "memory",
                     {"action": "add", "target": "user", "content": fact},
                 )
-            await until(lambda: _job_errors(pool, minimum=turns - 1), timeout=30, every=0.2)
+            await until(lambda: _job_errors(pool, minimum=count - 1), timeout=30, every=0.2)
         finally:
             hindsight_server.start_api()
-        await until(lambda: retained(turns), timeout=90, every=0.2)
+        await until(lambda: retained(count), timeout=90, every=0.2)
         user = f"{env}-user-erin"
 
         async def mirrored() -> bool:
             return len(await hindsight.list_documents(user, tags=[MIRROR_TAG])) == 2
 
         await until(mirrored, timeout=60, every=0.2)
-    assert sorted(await hindsight.list_documents(work)) == sorted(
-        f"t1:{n}" for n in range(1, turns + 1)
+    assert sorted(turns(await hindsight.list_documents(work))) == sorted(
+        f"t1:{n}" for n in range(1, count + 1)
     )
-    assert await units(hindsight, work) == turns  # each turn once, no duplicates
+    assert await units(hindsight, work) == count  # each turn once, no duplicates
     assert await units(hindsight, user) == 2
     assert await DeadLetters(pool.redis, pool.keys).records() == []
 
@@ -302,7 +308,7 @@ async def test_a_parked_retain_is_delivered_by_memsvc_dlq_retry(
     bank = f"{env}-work-frank-a1"
 
     async def delivered() -> bool:
-        return await hindsight.list_documents(bank) == ["t1:1"]
+        return turns(await hindsight.list_documents(bank)) == ["t1:1"]
 
     await until(delivered, every=0.2)
     assert await parked.records() == []
@@ -316,23 +322,51 @@ async def test_a_worker_killed_during_an_outage_leaves_its_retains_to_the_other(
     # a killed job is re-run once arq's in-progress marker expires: job timeout + 10 s
     pool.env["MEMSVC_JOB_TIMEOUT_SECONDS"] = "3"
     await pool.start(2)
-    turns = 10
+    count = 10
     work = f"{env}-work-gina-a1"
     hindsight_server.stop_api()
     try:
         async with MemoryClient(settings=pool.settings()) as mem:
-            for n in range(1, turns + 1):
+            for n in range(1, count + 1):
                 await mem.sync_turn(
                     "gina", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
                 )
-        await until(lambda: _job_errors(pool, minimum=turns), timeout=30, every=0.2)
+        await until(lambda: _job_errors(pool, minimum=count), timeout=30, every=0.2)
         pool.kill(0)  # SIGKILL: its jobs, running or waiting to retry, are simply abandoned
     finally:
         hindsight_server.start_api()
 
     async def retained() -> bool:
-        return len(await hindsight.list_documents(work)) == turns
+        return len(await hindsight.list_documents(work)) == count
 
     await until(retained, timeout=90, every=0.2)
-    assert await units(hindsight, work) == turns
+    assert await units(hindsight, work) == count
+    assert await DeadLetters(pool.redis, pool.keys).records() == []
+
+
+async def test_retains_hindsight_accepts_but_cannot_process_are_retried_until_they_land(
+    pool: WorkerPool, hindsight: HindsightClient, hindsight_server: HindsightServer, env: str
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.fail("this test pauses Hindsight's embedder: leave MEMSVC_TEST_HINDSIGHT_URL unset")
+    pool.env["MEMSVC_JOB_TIMEOUT_SECONDS"] = "4"  # an async retain is waited for 2.4 s a try
+    await pool.start(1)
+    work = f"{env}-work-hana-a1"
+    hindsight_server.pause_embedder(True)
+    try:
+        async with MemoryClient(settings=pool.settings()) as mem:
+            for n in (1, 2):
+                await mem.sync_turn(
+                    "hana", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
+                )
+        await until(lambda: _job_errors(pool, minimum=2), timeout=30, every=0.2)
+    finally:
+        hindsight_server.pause_embedder(False)
+
+    async def retained() -> bool:
+        return sorted(turns(await hindsight.list_documents(work))) == ["t1:1", "t1:2"]
+
+    await until(retained, timeout=90, every=0.2)
+    await asyncio.sleep(2)  # operations still queued in Hindsight settle
+    assert await units(hindsight, work) == 2
     assert await DeadLetters(pool.redis, pool.keys).records() == []

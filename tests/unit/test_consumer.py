@@ -441,3 +441,11 @@ async def test_a_worker_recovers_when_redis_loses_the_stream(service: Service) -
     await service.redis.delete(service.runtime.keys.events)
     result = await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "b"})
     assert result["success"] is True
+
+
+async def test_prefetch_tells_a_streaming_client_what_to_scrub(service: Service) -> None:
+    ctx = await service.client.prefetch("u1", "a1", "t1")
+    scrubber = ctx.scrubber()
+    assert scrubber is not None
+    shown = scrubber.feed("ok <memory-context>recalled</memory-context> done") + scrubber.finish()
+    assert shown == "ok  done"

@@ -148,3 +148,20 @@ def test_retry_after_understands_seconds_and_dates() -> None:
     assert _retry_after(None) is None and _retry_after("soon") is None
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 < (_retry_after(later) or 0) <= 31
+
+
+async def test_an_async_retain_returns_once_hindsight_has_processed_it(
+    client: HindsightClient, fake: FakeHindsight
+) -> None:
+    result = await client.retain("b", [RetainItem(content="c", document_id="d")], run_async=True)
+    assert result["operation_id"] and list(fake.documents("b")) == ["d"]
+    assert fake.count("operation") == 1  # it asked how the operation went
+
+
+async def test_an_async_retain_that_fails_in_hindsight_is_not_taken_for_done(
+    client: HindsightClient, fake: FakeHindsight
+) -> None:
+    fake.failed_processing = 1  # accepted, then its embeddings fail
+    with pytest.raises(HindsightUnavailable, match="failed: Failed to generate batch embeddings"):
+        await client.retain("b", [RetainItem(content="c", document_id="d")], run_async=True)
+    assert fake.documents("b") == {}

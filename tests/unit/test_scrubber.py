@@ -65,6 +65,12 @@ def test_a_custom_tag_name() -> None:
     assert scrub("a<recall>x</recall>b<memory-context>", tag="recall") == "ab<memory-context>"
 
 
+def test_a_custom_tag_with_capitals_split_across_chunks_is_removed() -> None:
+    scrubber = StreamingScrubber("Recall")
+    out = scrubber.feed("hi <Rec") + scrubber.feed("all>secret</Recall> bye") + scrubber.finish()
+    assert out == "hi  bye"
+
+
 @given(st.text(alphabet="ab <>/-memorycntx", max_size=60), st.data())
 def test_any_chunking_gives_the_same_output_as_one_chunk(text: str, data: st.DataObject) -> None:
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))

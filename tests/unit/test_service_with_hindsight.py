@@ -14,7 +14,7 @@ from memsvc.hindsight import HindsightClient, RetainItem
 from memsvc.providers.hindsight import mirror_document_id
 from memsvc.settings import ServiceSettings
 from memsvc.testing import FakeHindsight
-from tests.conftest import until
+from tests.conftest import turns, until
 from tests.unit.conftest import Service
 
 USER_BANK, WORK_BANK = "deerflow-user-u1", "deerflow-work-u1-a1"
@@ -113,7 +113,8 @@ async def test_every_turn_is_retained_into_the_work_bank_once(
             "u1", "a1", "t1", user_content=f"question {turn}", assistant_content=f"answer {turn}"
         )
     await until(lambda: _documents(fake, WORK_BANK, 3))
-    docs = fake.documents(WORK_BANK)
+    stored = fake.documents(WORK_BANK)
+    docs = dict(zip(turns(stored), stored.values(), strict=True))
     assert sorted(docs) == ["t1:1", "t1:2", "t1:3"]
     assert docs["t1:2"].content == "User: question 2\nAssistant: answer 2"
     assert all(doc.retains == 1 for doc in docs.values())
@@ -137,7 +138,7 @@ async def test_a_short_outage_is_ridden_out_by_retries(
 
     await until(done)
     assert await outcomes() == ["error", "error", "ok"]
-    assert list(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1"]
     assert await service.runtime.dead_letters.records() == []
 
 
@@ -158,7 +159,7 @@ async def test_a_long_outage_parks_the_job_and_a_redrive_delivers_it(
     redriven = await service.runtime.dead_letters.redrive(service.jobs)
     assert len(redriven) == 1
     await until(lambda: _documents(fake, WORK_BANK, 1))
-    assert list(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1"]
     assert await service.runtime.dead_letters.records() == []
 
 
@@ -218,7 +219,7 @@ async def test_a_new_thread_retains_what_the_old_one_still_buffered(
     assert fake.documents(WORK_BANK) == {}  # buffered: 2 of 5
     await service.client.prefetch("u1", "a1", "t2")  # the agent moved on: a session switch
     await until(lambda: _documents(fake, WORK_BANK, 2))
-    assert sorted(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+    assert sorted(turns(fake.documents(WORK_BANK))) == ["t1:1", "t1:2"]
 
 
 async def test_the_tool_result_does_not_wait_for_the_mirror_to_be_queued(
@@ -242,3 +243,13 @@ async def test_the_tool_result_does_not_wait_for_the_mirror_to_be_queued(
         return len(fake.documents(USER_BANK)) == 1
 
     await until(mirrored)
+
+
+async def test_a_turn_hindsight_accepts_but_fails_to_process_is_retried(
+    service: Service, fake: FakeHindsight
+) -> None:
+    fake.failed_processing = 2  # e.g. its embedder is down for a moment
+    await service.client.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+    await until(lambda: _documents(fake, WORK_BANK, 1))
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert await service.runtime.dead_letters.records() == []

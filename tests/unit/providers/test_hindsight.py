@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ from redis.asyncio import Redis
 
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
 from memsvc.edits import Op
-from memsvc.hindsight import HindsightClient, HindsightError, Timeouts
+from memsvc.hindsight import HindsightClient, HindsightError, RetainItem, Timeouts
 from memsvc.keys import Keys
 from memsvc.locks import ProcessLocks
 from memsvc.manager import MemoryManager
@@ -26,6 +27,7 @@ from memsvc.providers.hindsight import (
 from memsvc.security import Scanner
 from memsvc.store import BuiltinStore
 from memsvc.testing import FakeHindsight
+from tests.conftest import turns
 
 USER_BANK = "deerflow-user-u1"
 WORK_BANK = "deerflow-work-u1-a1"
@@ -83,8 +85,6 @@ def make(
 
 
 async def seed(client: HindsightClient, bank: str, *texts: str) -> None:
-    from memsvc.hindsight import RetainItem
-
     await client.retain(bank, [RetainItem(content=t, document_id=f"seed-{t}") for t in texts])
 
 
@@ -119,6 +119,29 @@ def test_bank_ids_are_escaped_so_that_distinct_users_never_collide() -> None:
     }
     assert len(ids) == 7
     assert all(ch.isascii() and (ch.isalnum() or ch in "._-") for i in ids for ch in i)
+
+
+def test_ids_split_differently_across_placeholders_never_share_a_bank() -> None:
+    template = "deerflow-work-{user_id}-{agent_id}"
+    pairs = [("x", "y-z"), ("x-y", "z"), ("x.y", "z"), ("x", "y.z"), ("x_2dy", "z")]
+    banks = {bank_id(template, user_id=u, agent_id=a) for u, a in pairs}
+    assert len(banks) == len(pairs)
+
+
+@pytest.mark.parametrize(
+    ("template", "error"),
+    [
+        ("work-{user_id}{agent_id}", "put '-' or '.' before '{agent_id}'"),
+        ("work_{user_id}-{agent_id}", "letters, digits, '-' and '.'"),
+        ("work-{user_id!r}-{agent_id}", "plain placeholder"),
+        ("work-{user_id:>9}-{agent_id}", "plain placeholder"),
+    ],
+)
+def test_a_work_bank_template_that_could_merge_two_ids_is_refused(
+    template: str, error: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(error)):
+        HindsightConfig(work_bank_id_template=template)
 
 
 def test_over_long_bank_ids_are_cut_with_a_hash_of_the_whole() -> None:
@@ -257,14 +280,16 @@ async def test_queue_prefetch_prepares_the_next_turn(
     assert fake.count("recall") == asked + 2  # used once, then recalled afresh
 
 
-async def test_a_warm_recall_for_another_query_is_not_served(
+async def test_the_next_turn_is_served_the_warm_recall_whatever_it_asks(
     make: MakeProvider, client: HindsightClient, fake: FakeHindsight
 ) -> None:
+    await seed(client, USER_BANK, "likes coffee")
     provider = make()
-    await provider.queue_prefetch("coffee", thread_id="t1")
+    await provider.queue_prefetch("coffee", thread_id="t1")  # the turn that just ended
     asked = fake.count("recall")
-    await provider.prefetch("tea", thread_id="t1")
-    assert fake.count("recall") == asked + 2
+    assert "likes coffee" in await provider.prefetch("and what about tea?", thread_id="t1")
+    assert fake.count("recall") == asked
+    assert await provider.prefetch("coffee", thread_id="t2") != ""  # other threads: their own
 
 
 # -- modes -----------------------------------------------------------------------------
@@ -311,7 +336,8 @@ async def test_every_nth_turn_retains_the_buffered_turns_one_document_each(
     assert fake.count("retain") == 0
     await provider.sync_turn("question 3", "answer 3", thread_id="t1", turn_index=3)
     assert fake.count("retain") == 1
-    docs = fake.documents(WORK_BANK)
+    stored = fake.documents(WORK_BANK)
+    docs = dict(zip(turns(stored), stored.values(), strict=True))
     assert list(docs) == ["t1:1", "t1:2", "t1:3"]
     assert docs["t1:2"].content == "Q: question 2\nA: answer 2"
     assert "thread:t1" in docs["t1:2"].tags
@@ -327,8 +353,19 @@ async def test_every_nth_turn_retains_the_buffered_turns_one_document_each(
 async def test_a_retried_turn_is_the_same_document(make: MakeProvider, fake: FakeHindsight) -> None:
     provider = make()
     for _ in range(3):
-        await provider.sync_turn("q", "a", thread_id="t1", turn_index=7)
-    assert list(fake.documents(WORK_BANK)) == ["t1:7"]
+        await provider.sync_turn("q", "a", thread_id="t1", turn_index=7, at=1_700_000_000)
+    assert turns(fake.documents(WORK_BANK)) == ["t1:7"]
+
+
+async def test_a_thread_numbered_afresh_months_later_keeps_its_old_turns(
+    make: MakeProvider, fake: FakeHindsight
+) -> None:
+    """The turn ledger expires with the session; turn 1 of a resumed thread is a new turn."""
+    provider = make()
+    await provider.sync_turn("I use Go", "ok", thread_id="t1", turn_index=1, at=1_700_000_000)
+    await provider.sync_turn("I use Rust", "ok", thread_id="t1", turn_index=1, at=1_703_000_000)
+    contents = sorted(d.content for d in fake.documents(WORK_BANK).values())
+    assert contents == ["User: I use Go\nAssistant: ok", "User: I use Rust\nAssistant: ok"]
 
 
 async def test_a_failed_retain_keeps_the_turns_buffered_for_the_retry(
@@ -340,7 +377,7 @@ async def test_a_failed_retain_keeps_the_turns_buffered_for_the_retry(
     with pytest.raises(HindsightError):
         await provider.sync_turn("q2", "a2", thread_id="t1", turn_index=2)
     assert await provider.flush("t1") == 2
-    assert list(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
 
 
 async def test_auto_retain_off_keeps_nothing(make: MakeProvider, fake: FakeHindsight) -> None:
@@ -357,9 +394,9 @@ async def test_a_session_switch_retains_what_the_old_thread_still_buffers(
     await provider.sync_turn("q2", "a2", thread_id="t1", turn_index=2)
     await provider.sync_turn("n1", "b1", thread_id="t2", turn_index=1)
     await provider.on_session_switch("t2", parent_thread_id="t1")
-    assert list(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]  # t2 keeps buffering
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]  # t2 keeps buffering
     await provider.shutdown()
-    assert list(fake.documents(WORK_BANK)) == ["t1:1", "t1:2", "t2:1"]
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2", "t2:1"]
 
 
 async def test_a_reset_switch_drops_the_warm_recall(
@@ -387,7 +424,7 @@ async def test_builtin_writes_are_mirrored_add_replace_remove(
     user_doc = mirror_document_id("user", "Name: Zhang San")
     assert list(fake.documents(USER_BANK)) == [user_doc]
     assert fake.documents(USER_BANK)[user_doc].content == "Name: Zhang San"
-    assert list(fake.documents(WORK_BANK)) == [
+    assert turns(fake.documents(WORK_BANK)) == [
         mirror_document_id("memory", "Deploy with make ship")
     ]
 
@@ -414,16 +451,29 @@ async def test_a_late_or_repeated_mirror_converges_on_the_file_as_it_is(
     assert fake.count("retain", USER_BANK) == 1
 
 
-async def test_mirroring_leaves_turns_and_other_documents_alone(
+async def test_with_a_bank_per_thread_a_write_is_mirrored_where_that_thread_recalls(
     make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore
 ) -> None:
+    provider = make(work_bank_id_template="w-{user_id}-{agent_id}-{thread_id}")
+    await file_store.write("memory", [Op("add", content="Deploy with make ship")])
+    await provider.on_memory_write("add", "memory", "x", {"thread_id": "t9"})
+    assert provider.banks("t9").work == "w-u1-a1-t9"  # the bank t9's prefetch asks
+    assert [d.content for d in fake.documents("w-u1-a1-t9").values()] == ["Deploy with make ship"]
+    assert list(fake.banks) == ["w-u1-a1-t9"]
+
+
+async def test_mirroring_leaves_turns_and_other_documents_alone(
+    make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore, client: HindsightClient
+) -> None:
     provider = make()
+    await client.retain(WORK_BANK, [RetainItem(content="untagged fact", document_id="other")])
     await provider.sync_turn("q", "a", thread_id="t1", turn_index=1)
     await file_store.write("memory", [Op("add", content="note")])
     await provider.on_memory_write("add", "memory", "note")
     await file_store.write("memory", [Op("remove", old_text="note")])
     await provider.on_memory_write("remove", "memory", "note")
-    assert list(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert sorted(fake.documents(WORK_BANK))[0] == "other"
+    assert turns(sorted(fake.documents(WORK_BANK))[1:]) == ["t1:1"]
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -444,6 +494,27 @@ async def test_the_recall_tool_searches_the_chosen_banks(
     assert {r["text"] for r in both["results"]} == {"the user likes tea", "the build uses tea-make"}
     user_only = await call(provider, "hindsight_recall", query="tea", scope="user")
     assert [r["text"] for r in user_only["results"]] == ["the user likes tea"]
+
+
+async def test_the_recall_tool_answers_from_the_bank_that_works(
+    make: MakeProvider, client: HindsightClient, fake: FakeHindsight
+) -> None:
+    await seed(client, USER_BANK, "the user likes tea")
+    fake.broken_banks.add(WORK_BANK)
+    found = await call(make(memory_mode="tools"), "hindsight_recall", query="tea")
+    assert [r["text"] for r in found["results"]] == ["the user likes tea"]
+
+
+async def test_injected_recall_leaves_out_what_the_snapshot_already_shows(
+    make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore, client: HindsightClient
+) -> None:
+    await file_store.write("user", [Op("add", content="Prefers green tea")])
+    await make().on_memory_write("add", "user", "Prefers green tea")
+    await seed(client, USER_BANK, "Mentioned a trip to Hangzhou for tea")
+    shown = await make().prefetch("green tea", thread_id="t1")
+    assert "Hangzhou" in shown and "Prefers green tea" not in shown
+    alone = await make(injection={"include_builtin": False}).prefetch("green tea", thread_id="t2")
+    assert "Prefers green tea" in alone  # without the snapshot, the mirror is the only copy
 
 
 async def test_the_retain_tool_saves_a_scanned_fact_once(
