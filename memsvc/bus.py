@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from memsvc.eventlog import EventLog, LogRecord
@@ -122,8 +123,7 @@ class EventBus:
     async def reply(self, reply_to: str, reply: dict[str, Any]) -> None:
         """Answer the waiting caller now (before slower work that must precede the ack)."""
         async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
-            pipe.expire(reply_to, INBOX_TTL_SECONDS)
+            _add_reply(pipe, reply_to, reply)
             await pipe.execute()
 
     async def finish(
@@ -138,8 +138,7 @@ class EventBus:
         """Reply, log, park (dead events), acknowledge and delete in one round trip."""
         async with self._redis.pipeline(transaction=False) as pipe:
             if reply_to is not None and reply is not None:
-                pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
-                pipe.expire(reply_to, INBOX_TTL_SECONDS)
+                _add_reply(pipe, reply_to, reply)
             self.log.add(pipe, record)
             if dead is not None:
                 pipe.rpush(
@@ -175,6 +174,11 @@ class EventBus:
             await self._redis.xgroup_delconsumer(
                 self._keys.events, self._keys.workers_group, consumer
             )
+
+
+def _add_reply(pipe: Pipeline, reply_to: str, reply: dict[str, Any]) -> None:
+    pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
+    pipe.expire(reply_to, INBOX_TTL_SECONDS)
 
 
 def _payload(fields: dict[bytes, bytes] | None) -> bytes:

@@ -260,11 +260,12 @@ class HindsightClient:
         while True:
             response = await self._call("GET", path, seconds=self.timeouts.other)
             assert response is not None
-            status = response.json().get("status")
+            operation = response.json()
+            status = operation.get("status")
             if status == "completed":
                 return
             if status not in ("pending", "processing"):
-                error = response.json().get("error_message") or "no reason given"
+                error = operation.get("error_message") or "no reason given"
                 raise HindsightUnavailable(f"retain operation {operation_id} {status}: {error}")
             if time.monotonic() + delay > deadline:
                 raise HindsightUnavailable(

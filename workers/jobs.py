@@ -11,16 +11,15 @@ from typing import Any
 
 from memsvc.handlers import SYNC_TURN_JOB
 from memsvc.jobs import JobFunction, RetryPolicy, durable
+from memsvc.provider import MemoryProvider
 from memsvc.providers.hindsight import FLUSH_JOB, RETAIN_JOB, HindsightProvider
 from memsvc.runtime import MIRROR_JOB, Runtime
 
 
 async def mirror_write(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
     """Follow one builtin change in the external provider (retain, replace, delete)."""
-    runtime: Runtime = ctx["runtime"]
     meta = payload["metadata"]
-    memory = await runtime.memory(meta["user_id"], meta["agent_id"])
-    external = memory.manager.external
+    external = await _external(ctx, meta)
     if external is not None:
         await external.on_memory_write(
             payload["action"], payload["target"], payload["content"], meta
@@ -29,9 +28,7 @@ async def mirror_write(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
 
 async def sync_turn(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
     """Hand one finished turn to the external provider (a retain into the work bank)."""
-    runtime: Runtime = ctx["runtime"]
-    memory = await runtime.memory(payload["user_id"], payload["agent_id"])
-    external = memory.manager.external
+    external = await _external(ctx, payload)
     if external is not None:
         await external.sync_turn(
             payload["user_content"],
@@ -56,10 +53,15 @@ async def retain_fact(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
         await provider.retain_fact(payload["bank"], payload["content"], payload["document_id"])
 
 
-async def _hindsight(ctx: dict[str, Any], payload: dict[str, Any]) -> HindsightProvider | None:
+async def _external(ctx: dict[str, Any], ids: dict[str, Any]) -> MemoryProvider | None:
+    """The external provider of the (user, agent) that ``ids`` names, if it has one."""
     runtime: Runtime = ctx["runtime"]
-    memory = await runtime.memory(payload["user_id"], payload["agent_id"])
-    external = memory.manager.external
+    memory = await runtime.memory(ids["user_id"], ids["agent_id"])
+    return memory.manager.external
+
+
+async def _hindsight(ctx: dict[str, Any], payload: dict[str, Any]) -> HindsightProvider | None:
+    external = await _external(ctx, payload)
     return external if isinstance(external, HindsightProvider) else None
 
 

@@ -12,7 +12,8 @@
   ``queue_prefetch`` prepares the next turn's recall so it is served at once.
 - **Retain** (``sync_turn``, from a background job): every turn is buffered in
   Redis and, every ``retain_every_n_turns`` turns, retained into the work bank as
-  one document per turn (``{thread}:{turn}``), so a retried retain is a no-op.
+  one document per turn (``{thread}:{turn}:{time}``), so a retried retain is a
+  no-op.
   A session switch flushes the other threads' buffers.
 - **Mirror** (``on_memory_write``): a builtin file and its Hindsight documents
   are reconciled - documents retained for entries that are new, deleted for
@@ -216,7 +217,7 @@ class HindsightProvider(MemoryProvider):
             self._keys.warm_recall(self.user_id, self.agent_id, thread_id)
         )
         if warm is not None:
-            text: str = json.loads(warm)["text"]
+            text: str = warm.decode("utf-8") if isinstance(warm, bytes) else warm
             return text
         query = query[: self.config.recall_max_input_chars].strip()
         if not query:
@@ -235,10 +236,9 @@ class HindsightProvider(MemoryProvider):
         query = query[: self.config.recall_max_input_chars].strip()
         if not query:
             return
-        text = await self._recall_block(query, thread_id)
         await self._redis.set(
             self._keys.warm_recall(self.user_id, self.agent_id, thread_id),
-            json.dumps({"query": query, "text": text, "at": time.time()}, ensure_ascii=False),
+            await self._recall_block(query, thread_id),
             ex=WARM_TTL_SECONDS,
         )
 
@@ -359,15 +359,17 @@ class HindsightProvider(MemoryProvider):
             )
         return len(buffered)
 
+    async def _buffered_threads(self) -> list[str]:
+        members = await self._redis.smembers(  # type: ignore[misc]
+            self._keys.buffered_threads(self.user_id, self.agent_id)
+        )
+        return [m.decode() if isinstance(m, bytes) else m for m in members]
+
     async def on_session_switch(
         self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
     ) -> None:
         """Turns still buffered in the threads left behind are retained now, not lost."""
-        threads = await self._redis.smembers(  # type: ignore[misc]
-            self._keys.buffered_threads(self.user_id, self.agent_id)
-        )
-        for raw in threads:
-            thread = raw.decode() if isinstance(raw, bytes) else raw
+        for thread in await self._buffered_threads():
             if thread != new_thread_id:
                 await self._queue_flush(thread)
         if reset:
@@ -376,25 +378,21 @@ class HindsightProvider(MemoryProvider):
             )
 
     async def _queue_flush(self, thread_id: str) -> None:
-        payload = {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": thread_id}
         if self._jobs is None:
             await self.flush(thread_id)
             return
         await self._jobs.enqueue(
             FLUSH_JOB,
-            payload,
+            {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": thread_id},
             job_id=f"{self._keys.prefix}:flush:{self.user_id}:{self.agent_id}:{thread_id}:"
             f"{int(time.time())}",
         )
 
     async def shutdown(self) -> None:
         """Buffered turns live in Redis; a flush is queued so they do not wait for a switch."""
-        threads = await self._redis.smembers(  # type: ignore[misc]
-            self._keys.buffered_threads(self.user_id, self.agent_id)
-        )
-        for raw in threads:
+        for thread in await self._buffered_threads():
             try:
-                await self._queue_flush(raw.decode() if isinstance(raw, bytes) else raw)
+                await self._queue_flush(thread)
             except Exception as exc:  # shutting down: log, the buffer is still in Redis
                 log.warning("hindsight_flush_not_queued", error=str(exc))
 
@@ -539,21 +537,22 @@ class HindsightProvider(MemoryProvider):
         if name == "hindsight_retain":
             if problem := self._scanner.check(text):
                 return {"success": False, "error": problem}
-            payload = {
-                "user_id": self.user_id,
-                "agent_id": self.agent_id,
-                "bank": chosen[scope][0],
-                "content": text.strip(),
-                "thread_id": thread_id,
-            }
-            doc = f"fact-{hashlib.sha256(text.strip().encode()).hexdigest()[:32]}"
+            bank, fact = chosen[scope][0], text.strip()
+            doc = f"fact-{hashlib.sha256(fact.encode()).hexdigest()[:32]}"
             if self._jobs is None:
-                await self.retain_fact(chosen[scope][0], text.strip(), doc)
+                await self.retain_fact(bank, fact, doc)
             else:
                 await self._jobs.enqueue(
                     RETAIN_JOB,
-                    {**payload, "document_id": doc},
-                    job_id=f"{self._keys.prefix}:retain:{chosen[scope][0]}:{doc}",
+                    {
+                        "user_id": self.user_id,
+                        "agent_id": self.agent_id,
+                        "thread_id": thread_id,
+                        "bank": bank,
+                        "content": fact,
+                        "document_id": doc,
+                    },
+                    job_id=f"{self._keys.prefix}:retain:{bank}:{doc}",
                 )
             return {"success": True, "message": "Saved to long-term memory."}
         return {"success": False, "error": f"Unknown tool '{name}'."}
