@@ -26,6 +26,26 @@ from memsvc.keys import Keys
 INBOX_TTL_SECONDS = 60
 EVENT_FIELD = "e"
 
+# Resets the idle time of the entries ``consumer`` still owns (XCLAIM ... JUSTID to
+# itself, which leaves the delivery count alone) and returns them; an entry another
+# consumer has claimed meanwhile is left where it is and is missing from the answer.
+_REFRESH_SCRIPT = """
+local mine = {}
+local claim = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
+for i = 3, #ARGV do
+  local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #entry > 0 and entry[1][2] == ARGV[2] then
+    mine[#mine + 1] = ARGV[i]
+    claim[#claim + 1] = ARGV[i]
+  end
+end
+if #mine > 0 then
+  claim[#claim + 1] = 'JUSTID'
+  redis.call(unpack(claim))
+end
+return mine
+"""
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -39,6 +59,7 @@ class EventBus:
         self._redis = redis
         self._keys = keys
         self.log = log
+        self._refresh = redis.register_script(_REFRESH_SCRIPT)
 
     async def publish(self, event: Any, *, order: str | None = None) -> str:
         """Append one event; returns its stream id. One round trip.
@@ -120,6 +141,16 @@ class EventBus:
             )
         return claimed
 
+    async def refresh(self, consumer: str, stream_ids: list[str]) -> set[str]:
+        """Keep ``consumer``'s events from going idle; returns the ones it still owns."""
+        if not stream_ids:
+            return set()
+        mine = await self._refresh(
+            keys=[self._keys.events],
+            args=[self._keys.workers_group, consumer, *stream_ids],
+        )
+        return {_text(stream_id) for stream_id in mine}
+
     async def reply(self, reply_to: str, reply: dict[str, Any]) -> None:
         """Answer the waiting caller now (before slower work that must precede the ack)."""
         async with self._redis.pipeline(transaction=False) as pipe:
@@ -179,10 +210,6 @@ class EventBus:
 def _add_reply(pipe: Pipeline, reply_to: str, reply: dict[str, Any]) -> None:
     pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
     pipe.expire(reply_to, INBOX_TTL_SECONDS)
-
-
-def _payload(fields: dict[bytes, bytes] | None) -> bytes:
-    return (fields or {}).get(EVENT_FIELD.encode(), b"")
 
 
 def _text(value: bytes | str) -> str:

@@ -4,7 +4,10 @@ A blocked ``XREADGROUP`` wakes as soon as an event arrives (no poll interval on
 the request path). Up to ``concurrency`` events run at once. An event is
 acknowledged only after its reply and log record are written, so a worker that
 dies mid-event leaves it pending, and after ``claim_idle`` another worker claims
-and completes it; receipts make a redelivered write apply once. An event that
+and completes it; receipts make a redelivered write apply once. A live worker
+refreshes the events it is still working on every heartbeat, so a slow event is
+never claimed away from it; if it stalled so long that another worker claimed
+one anyway, it drops its own run of that event (the new owner finishes it once). An event that
 cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
 dead-event list with its error and never blocks the stream.
 """
@@ -51,21 +54,22 @@ class Consumer:
         self.name = name or consumer_name()
         self._concurrency = settings.worker_concurrency
         self._claim_idle_ms = int(settings.claim_idle_seconds * 1000)
-        # look for stale events a few times per idle period, but not in a busy loop
-        self._housekeeping_every = min(5.0, max(0.05, settings.claim_idle_seconds / 3))
+        self._heartbeat = settings.heartbeat_seconds
         self._max_deliveries = settings.max_deliveries
         self._event_timeout = settings.event_timeout_seconds
         self._slots = asyncio.Semaphore(self._concurrency)
-        self._inflight: set[asyncio.Task[None]] = set()
+        self._inflight: dict[str, asyncio.Task[None]] = {}  # stream id -> its run
         self._threads = LocalQueues()
         self._stopping = asyncio.Event()
         self._not_reading = asyncio.Event()  # clear while run() may still start events
         self._not_reading.set()
         self._read: asyncio.Future[list[Delivery]] | None = None
+        self._beating: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish."""
         await self._bus.join(self.name)
+        self._beating = asyncio.create_task(self._heartbeats())
         housekeeping = asyncio.create_task(self._housekeeping())
         log.info("consumer_started", consumer=self.name)
         self._not_reading.clear()
@@ -99,6 +103,8 @@ class Consumer:
             housekeeping.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await housekeeping
+            if not self._stopping.is_set():
+                await self._stop_heartbeats()  # else stop() keeps them while events finish
             self._not_reading.set()
 
     async def stop(self, grace_seconds: float = 10.0) -> None:
@@ -115,22 +121,30 @@ class Consumer:
             await asyncio.wait_for(self._not_reading.wait(), grace_seconds)
         if self._inflight:
             _, unfinished = await asyncio.wait(
-                set(self._inflight), timeout=max(0.0, deadline - time.monotonic())
+                set(self._inflight.values()), timeout=max(0.0, deadline - time.monotonic())
             )
             for task in unfinished:
                 task.cancel()
             if unfinished:
                 await asyncio.gather(*unfinished, return_exceptions=True)
                 log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
+        await self._stop_heartbeats()
         try:
             await self._bus.leave(self.name)
         except RedisError as exc:
             log.warning("consumer_leave_failed", consumer=self.name, error=str(exc))
 
     def _start(self, delivery: Delivery) -> None:
+        if delivery.stream_id in self._inflight:
+            return  # claimed back while our own run of it is still going
         task = asyncio.create_task(self._guarded(delivery))
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        self._inflight[delivery.stream_id] = task
+
+        def done(_: asyncio.Task[None], stream_id: str = delivery.stream_id) -> None:
+            if self._inflight.get(stream_id) is task:
+                del self._inflight[stream_id]
+
+        task.add_done_callback(done)
 
     async def _guarded(self, delivery: Delivery) -> None:
         async with self._slots:
@@ -141,9 +155,24 @@ class Consumer:
             except Exception as exc:  # Redis gone mid-finish: the event stays pending
                 log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
 
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                await self._keep_held()
+            except Exception as exc:
+                log.warning("heartbeat_failed", error=repr(exc))
+
+    async def _stop_heartbeats(self) -> None:
+        if self._beating is not None:
+            self._beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._beating
+            self._beating = None
+
     async def _housekeeping(self) -> None:
         while True:
-            await asyncio.sleep(self._housekeeping_every)
+            await asyncio.sleep(self._heartbeat)
             try:
                 for delivery in await self._bus.claim_stale(self.name, self._claim_idle_ms, 50):
                     log.warning(
@@ -156,6 +185,17 @@ class Consumer:
                 await self._bus.log.trim_by_age()
             except Exception as exc:
                 log.warning("housekeeping_failed", error=repr(exc))
+
+    async def _keep_held(self) -> None:
+        """Refresh the events in flight; drop the runs of any another worker took over."""
+        running = dict(self._inflight)
+        still_mine = await self._bus.refresh(self.name, list(running))
+        for stream_id, task in running.items():
+            if stream_id not in still_mine and not task.done():
+                # Acknowledged a moment ago, or claimed by another worker while this one
+                # stalled: in both cases this run has nothing left to do.
+                log.warning("event_taken_over", stream_id=stream_id, consumer=self.name)
+                task.cancel()
 
     async def _process(self, delivery: Delivery) -> None:
         started = time.perf_counter()

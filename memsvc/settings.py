@@ -9,9 +9,51 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Self
 
-from pydantic import Field, PositiveFloat, PositiveInt, SecretStr
+from pydantic import Field, PositiveFloat, PositiveInt, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# (smaller, larger, may they be equal, why): each pair must hold, or the service
+# misbehaves without saying so.
+INVARIANTS: tuple[tuple[str, str, bool, str], ...] = (
+    (
+        "lock_lease_seconds",
+        "lock_wait_seconds",
+        True,
+        "a writer must be able to outwait the lease of a holder that died",
+    ),
+    (
+        "lock_wait_seconds",
+        "event_timeout_seconds",
+        False,
+        "a write that waits out a busy lock must answer before its event is cut off",
+    ),
+    (
+        "prefetch_timeout_seconds",
+        "prefetch_deadline_seconds",
+        False,
+        "a worker must cut slow providers off before the client stops waiting",
+    ),
+    (
+        "hindsight_recall_timeout_seconds",
+        "prefetch_timeout_seconds",
+        False,
+        "one slow bank must be dropped while the other bank's answer still makes it",
+    ),
+    (
+        "hindsight_reflect_timeout_seconds",
+        "tool_deadline_seconds",
+        False,
+        "a reflect must answer before the client stops waiting for the tool",
+    ),
+    (
+        "job_backoff_base_seconds",
+        "job_backoff_cap_seconds",
+        True,
+        "the first retry wait cannot exceed the longest one",
+    ),
+)
 
 
 def _default_data_dir() -> Path:
@@ -49,7 +91,8 @@ class ServiceSettings(BaseSettings):
     manager_cache_size: PositiveInt = 1024  # (user, agent) managers a worker keeps built
     claim_idle_seconds: PositiveFloat = 15.0  # a dead worker's events move on after this
     max_deliveries: PositiveInt = 5  # then an event that keeps failing is parked
-    # below claim_idle_seconds, so that an event still running is not claimed twice
+    # a running event's pending entry is refreshed every heartbeat_seconds, so only a dead
+    # or stalled worker's events are claimed; this limit only ends a handler that hangs
     event_timeout_seconds: PositiveFloat = 12.0
     job_concurrency: PositiveInt = 50
     job_poll_seconds: PositiveFloat = 0.05
@@ -63,3 +106,19 @@ class ServiceSettings(BaseSettings):
     snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600
     log_max_entries: PositiveInt = 200_000
     log_retention_seconds: PositiveFloat = 7 * 24 * 3600
+
+    @property
+    def heartbeat_seconds(self) -> float:
+        """How often a worker refreshes the events it holds: several beats per ``claim_idle``."""
+        return self.claim_idle_seconds / 4
+
+    @model_validator(mode="after")
+    def _check_invariants(self) -> Self:
+        for smaller, larger, may_equal, why in INVARIANTS:
+            low, high = getattr(self, smaller), getattr(self, larger)
+            if low > high or (low == high and not may_equal):
+                relation = "at most" if may_equal else "below"
+                raise ValueError(
+                    f"{smaller} ({low:g}) must be {relation} {larger} ({high:g}): {why}"
+                )
+        return self

@@ -88,6 +88,30 @@ async def test_two_workers_and_200_concurrent_agents_lose_no_write(workers: Work
     assert min(served.count(w) for w in set(served)) > len(served) / 10
 
 
+async def test_an_event_running_three_claim_idles_is_processed_and_logged_once(
+    workers: WorkerPool,
+) -> None:
+    """The file is held busy by another writer for 3x claim_idle: the write waits for it
+    in a live worker, and the second worker must not claim it meanwhile."""
+    await workers.start(2)
+    claim_idle = float(workers.env["MEMSVC_CLAIM_IDLE_SECONDS"])
+    lock = workers.keys.store_lock("user", "slow", "a1")
+    await workers.redis.set(lock, "another writer", px=int(3 * claim_idle * 1000))
+    # generous: the call itself waits 3x claim_idle for the lock
+    settings = workers.settings().model_copy(update={"tool_deadline_seconds": 60.0})
+    async with MemoryClient(settings=settings) as mem:
+        result = await mem.call_tool(
+            "slow", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "waited"}
+        )
+    assert result["success"] is True, result
+    assert await workers.redis.get(lock) is None  # it really waited for the other writer
+    data_dir = Path(workers.env["MEMSVC_DATA_DIR"])
+    assert entries(data_dir, "users/slow/USER.md") == ["waited"]
+    records = [e async for e in _runtime_log(workers) if e.type == "memory_write"]
+    assert [(e.outcome, e.detail["deliveries"]) for e in records] == [("ok", 1)]
+    assert all(p.poll() is None for p in workers.procs)
+
+
 async def test_sigkill_mid_memory_write_loses_nothing_and_applies_nothing_twice(
     workers: WorkerPool,
 ) -> None:

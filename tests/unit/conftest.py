@@ -61,7 +61,10 @@ def service_settings(tmp_path: Path) -> ServiceSettings:
         prefetch_deadline_seconds=2.0,
         tool_deadline_seconds=5.0,
         prefetch_timeout_seconds=0.5,
+        hindsight_recall_timeout_seconds=0.4,
+        hindsight_reflect_timeout_seconds=4.0,
         lock_wait_seconds=5.0,
+        lock_lease_seconds=5.0,
     )
 
 

@@ -449,3 +449,63 @@ async def test_prefetch_tells_a_streaming_client_what_to_scrub(service: Service)
     assert scrubber is not None
     shown = scrubber.feed("ok <memory-context>recalled</memory-context> done") + scrubber.finish()
     assert shown == "ok  done"
+
+
+async def test_an_event_running_three_claim_idles_is_processed_and_logged_once(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live worker's slow event stays its own: the heartbeat keeps it from going idle."""
+    runs: list[str] = []
+    original = EventHandlers.handle
+
+    async def slow(self: EventHandlers, event: Any) -> Handled:
+        runs.append(event.id)
+        await asyncio.sleep(3 * service.settings.claim_idle_seconds)
+        return await original(self, event)
+
+    monkeypatch.setattr(EventHandlers, "handle", slow)
+    service.start_consumer("w2", service.worker_runtime())  # idle, looking for stale events
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    assert result["success"] is True
+    await asyncio.sleep(3 * service.settings.claim_idle_seconds)  # room for a wrong claim
+    entries = await service.log()
+    assert len(runs) == 1
+    assert [(e.outcome, e.detail["deliveries"]) for e in entries] == [("ok", 1)]
+
+
+async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_took(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stalled worker (no heartbeat) loses its event; when it wakes it does not run it twice."""
+    first = service.consumers[0][0]
+    stalled = asyncio.Event()
+    original = EventHandlers.handle
+    runs: list[str] = []
+
+    async def handle(self: EventHandlers, event: Any) -> Handled:
+        runs.append(event.id)
+        if len(runs) == 1:
+            stalled.set()
+            await asyncio.sleep(3600)  # cancelled once the worker sees it lost the event
+        return await original(self, event)
+
+    async def no_heartbeat() -> None:
+        await stalled.wait()
+        await asyncio.sleep(3 * service.settings.claim_idle_seconds)  # the stall
+        still_mine = await service.runtime.bus.refresh(first.name, list(first._inflight))
+        assert still_mine == set()  # the second worker took it over meanwhile
+
+    monkeypatch.setattr(EventHandlers, "handle", handle)
+    monkeypatch.setattr(first, "_keep_held", no_heartbeat)
+    call = asyncio.create_task(service.client.call_tool("u1", "a1", "t1", "memory", ADD))
+    await stalled.wait()
+    service.start_consumer("w2", service.worker_runtime())
+    assert (await call)["success"] is True
+    monkeypatch.undo()  # the first worker's heartbeat runs again and finds the event gone
+
+    async def finished() -> bool:
+        return not first._inflight
+
+    await until(finished)
+    entries = await service.log()
+    assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
