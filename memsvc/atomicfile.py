@@ -10,27 +10,58 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-
-import aiofiles
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+ABSENT = "-"  # the fingerprint of a file that does not exist
+
+
+def fingerprint(ino: int, mtime_ns: int, size: int, data: bytes) -> str:
+    """Identifies one file as written: a late rename of it brings back exactly this."""
+    return f"{ino}:{mtime_ns}:{size}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file's bytes (``None`` when it does not exist) and the fingerprint of that file."""
+
+    data: bytes | None
+    fingerprint: str
 
 
 async def read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or ``None`` when it does not exist."""
+    return (await read_file(path)).data
+
+
+async def read_file(path: Path) -> FileState:
+    """Bytes and fingerprint from one open descriptor, in one thread hand-off."""
+    return await asyncio.to_thread(_read_file, path)
+
+
+def _read_file(path: Path) -> FileState:
     try:
-        async with aiofiles.open(path, "rb") as fh:
-            return await fh.read()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None
+        return FileState(None, ABSENT)
+    try:
+        info = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, max(info.st_size, 1 << 16)):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return FileState(data, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data))
 
 
-def _write_temp(path: Path, data: bytes) -> str:
+def _write_temp(path: Path, data: bytes) -> tuple[str, str]:
     path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -38,11 +69,12 @@ def _write_temp(path: Path, data: bytes) -> str:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
+            os.fchmod(fh.fileno(), FILE_MODE)
+            info = os.fstat(fh.fileno())
     except BaseException:
         _discard(tmp)
         raise
-    return tmp
+    return tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
 
 
 def _commit(tmp: str, path: Path) -> None:
@@ -67,14 +99,19 @@ async def write_atomic(
     path: Path,
     data: bytes,
     *,
-    before_commit: Callable[[], Awaitable[None]] | None = None,
-) -> None:
-    """Replace ``path`` with ``data``; ``before_commit`` may veto by raising (lease check)."""
-    tmp = await asyncio.to_thread(_write_temp, path, data)
+    before_commit: Callable[[str], Awaitable[None]] | None = None,
+) -> str:
+    """Replace ``path`` with ``data``; returns the new file's fingerprint.
+
+    ``before_commit`` gets that fingerprint before the rename and may veto it by
+    raising (the fenced commit of :mod:`memsvc.journal`).
+    """
+    tmp, written = await asyncio.to_thread(_write_temp, path, data)
     if before_commit is not None:
         try:
-            await before_commit()
+            await before_commit(written)
         except BaseException:
             _discard(tmp)
             raise
     await asyncio.to_thread(_commit, tmp, path)
+    return written

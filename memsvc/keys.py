@@ -20,6 +20,9 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
 | ``{p}:{<user>}:turnq:<agent>:<thread>`` | list | session ttl | turns published, not yet numbered |
 | ``{p}:{<user>}:receipt:<event>`` | string | receipt ttl | outcome of an applied write event |
+| ``{p}:{<user>}:journal:user`` | hash | 7 d | head version of ``USER.md`` (see ``journal``) |
+| ``{p}:{<user>}:journal:memory:<agent>`` | hash | 7 d | ... of an agent's ``MEMORY.md`` |
+| ``{p}:{<user>}:journal:...:unconfirmed`` | zset | 7 d | committed versions not yet renamed |
 | ``{p}:{<user>}:hs:turns:<agent>:<thread>`` | hash | session ttl | turns not yet retained |
 | ``{p}:{<user>}:hs:buffered:<agent>`` | set | session ttl | threads with turns waiting |
 | ``{p}:{<user>}:hs:warm:<agent>:<thread>`` | string | 2 min | a recall made for the next turn |
@@ -83,6 +86,9 @@ class Keys:
         if target == "user":
             return f"{self._user(user_id)}:lock:user"
         return f"{self._user(user_id)}:lock:memory:{validate_id('agent_id', agent_id)}"
+
+    def journal(self, target: Target, user_id: str, agent_id: str) -> str:
+        return self.store_lock(target, user_id, agent_id).replace(":lock:", ":journal:", 1)
 
     def snapshot(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("snap", user_id, agent_id, thread_id)

@@ -4,10 +4,9 @@ Readers never lock (files are replaced atomically); writers take the lock of
 one file for the read-modify-write. Two implementations:
 
 - :class:`RedisLocks` serialise writers on any number of hosts. A Redis lock is
-  a lease: it expires if its holder stalls, so the writer calls
-  :meth:`Lease.ensure_held` right before it renames the new file. That call
-  atomically checks the token and renews the lease, so a writer whose lease ran
-  out can never overwrite the file of the writer that took over.
+  a lease: it expires if its holder stalls. Its :class:`Fence` is checked by the
+  commit itself (:mod:`memsvc.journal`), so a writer whose lease ran out commits
+  nothing, and a stalled writer's late rename is recognised and repaired.
 - :class:`FileLocks` serialise writers on one host with ``flock`` on
   ``<file>.lock`` - the same lock file Hermes Agent uses, so memsvc and a Hermes
   agent sharing a folder also wait for each other. Needs no server.
@@ -21,13 +20,14 @@ import fcntl
 import os
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import structlog
 from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
-from redis.exceptions import LockError, LockNotOwnedError, RedisError
+from redis.exceptions import LockError, RedisError
 
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -47,9 +47,19 @@ class LockUnavailableError(RuntimeError):
     """The lock service could not be reached; nothing was written."""
 
 
+@dataclass(frozen=True)
+class Fence:
+    """What a commit is checked against: the Redis lease its writer holds."""
+
+    lock_key: str
+    token: str
+    lease_ms: int
+
+
 class Lease(Protocol):
-    async def ensure_held(self) -> None:
-        """Raise :class:`LockLostError` unless the lock is still ours (and renew it)."""
+    @property
+    def fence(self) -> Fence | None:
+        """The lease to check a commit against; ``None`` for a lock that cannot expire."""
 
 
 class WriteLocks(Protocol):
@@ -60,16 +70,14 @@ class WriteLocks(Protocol):
 
 
 class _RedisLease:
-    def __init__(self, lock: Lock) -> None:
-        self._lock = lock
-
-    async def ensure_held(self) -> None:
-        try:
-            await self._lock.reacquire()
-        except LockNotOwnedError:
-            raise LockLostError(f"lease on {self._lock.name!r} expired before commit") from None
-        except RedisError as exc:
-            raise LockUnavailableError(f"cannot renew lock: {exc}") from exc
+    def __init__(self, lock: Lock, lease_seconds: float) -> None:
+        token = lock.local.token
+        assert token is not None, "a lease exists only for an acquired lock"
+        self.fence: Fence | None = Fence(
+            lock_key=str(lock.name),
+            token=token.decode() if isinstance(token, bytes) else str(token),
+            lease_ms=int(lease_seconds * 1000),
+        )
 
 
 class RedisLocks:
@@ -122,7 +130,7 @@ class RedisLocks:
             if not acquired:
                 raise LockTimeoutError(f"{name!r} stayed busy for {self._wait:g}s")
             try:
-                yield _RedisLease(lock)
+                yield _RedisLease(lock, self._lease)
             finally:
                 await asyncio.shield(self._release(lock))
 
@@ -185,8 +193,7 @@ class KeyedLocks(Protocol):
 
 
 class _HeldLease:
-    async def ensure_held(self) -> None:
-        return None  # held until released in this process; it cannot expire
+    fence: Fence | None = None  # held until released in this process; it cannot expire
 
 
 class FileLocks:

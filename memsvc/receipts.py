@@ -2,21 +2,18 @@
 
 Delivery is at-least-once (a worker can die after the write, before the ack),
 so every ``memory_write`` carries its event id into the store. Under the file
-lock the writer first looks for a receipt of that id; right before the rename
-it records an *intent* (the result, the entries that change, and digests of the
-file before and after); after the rename it marks the receipt *done*. A
-redelivered event then finds a done receipt (answer with the recorded result),
-or an intent, and the file tells which side of the rename the writer died on:
-the "after" bytes mean it was committed, the "before" bytes mean it was not
-(apply again). Only if another writer changed the file since does it fall back
-to checking whether the recorded changes are visible in the entries.
+lock the writer first looks for a receipt of that id. A write that changes the
+file records its receipt in the same step as its commit to the file journal
+(:mod:`memsvc.journal`), so a redelivered event finds a receipt exactly when the
+write counts as done; outcomes that change nothing (a rejection, a duplicate)
+are recorded after the fact.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -26,37 +23,34 @@ from memsvc.paths import Target
 
 RECEIPT_TTL_SECONDS = 7 * 24 * 3600
 
-State = Literal["intent", "done"]
-
 
 @dataclass(frozen=True)
 class Receipt:
-    state: State
     result: dict[str, Any]
     target: Target
     changes: list[Change]
-    before: str = ""  # digest of the file the write was computed from
-    after: str = ""  # digest of the file it wrote
 
-    def committed(self, entries: list[str], digest: str) -> bool:
-        """Whether the write this receipt describes is already in the file."""
-        if self.state == "done" or digest == self.after:
-            return True
-        if digest == self.before:
-            return False
-        return self.visible_in(entries)
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "result": self.result,
+                "target": self.target,
+                "changes": [
+                    {"action": c.action, "content": c.content, "previous": c.previous}
+                    for c in self.changes
+                ],
+            },
+            ensure_ascii=False,
+        )
 
-    def visible_in(self, entries: list[str]) -> bool:
-        """Whether the file already shows every change this receipt describes."""
-        present = set(entries)
-        for change in self.changes:
-            if change.action == "remove" and change.content in present:
-                return False
-            if change.action in ("add", "replace") and change.content not in present:
-                return False
-            if change.action == "replace" and change.previous in present:
-                return False
-        return True
+    @classmethod
+    def decode(cls, raw: bytes | str) -> Receipt:
+        data = json.loads(raw)
+        return cls(
+            result=data["result"],
+            target=data["target"],
+            changes=[Change(c["action"], c["content"], c.get("previous")) for c in data["changes"]],
+        )
 
 
 class Receipts:
@@ -66,56 +60,20 @@ class Receipts:
         self._ttl = ttl_seconds
 
     def for_event(self, user_id: str, event_id: str) -> EventReceipt:
-        return EventReceipt(self, self._keys.receipt(user_id, event_id))
-
-    async def _load(self, key: str) -> Receipt | None:
-        raw = await self._redis.get(key)
-        if raw is None:
-            return None
-        data = json.loads(raw)
-        return Receipt(
-            state=data["state"],
-            result=data["result"],
-            target=data["target"],
-            changes=[Change(c["action"], c["content"], c.get("previous")) for c in data["changes"]],
-            before=data.get("before", ""),
-            after=data.get("after", ""),
-        )
-
-    async def _save(self, key: str, receipt: Receipt) -> None:
-        data = {
-            "state": receipt.state,
-            "result": receipt.result,
-            "target": receipt.target,
-            "changes": [
-                {"action": c.action, "content": c.content, "previous": c.previous}
-                for c in receipt.changes
-            ],
-            "before": receipt.before,
-            "after": receipt.after,
-        }
-        await self._redis.set(key, json.dumps(data, ensure_ascii=False), ex=self._ttl)
+        return EventReceipt(self._redis, self._keys.receipt(user_id, event_id), self._ttl)
 
 
 class EventReceipt:
     """The receipt of one event, as the write path uses it."""
 
-    def __init__(self, receipts: Receipts, key: str) -> None:
-        self._receipts = receipts
-        self._key = key
+    def __init__(self, redis: Redis, key: str, ttl_seconds: int) -> None:
+        self._redis = redis
+        self.key = key
+        self._ttl = ttl_seconds
 
     async def load(self) -> Receipt | None:
-        return await self._receipts._load(self._key)
+        raw = await self._redis.get(self.key)
+        return None if raw is None else Receipt.decode(raw)
 
-    async def record(
-        self,
-        state: State,
-        result: dict[str, Any],
-        target: Target,
-        changes: list[Change],
-        *,
-        before: str = "",
-        after: str = "",
-    ) -> None:
-        receipt = Receipt(state, result, target, changes, before=before, after=after)
-        await self._receipts._save(self._key, receipt)
+    async def record(self, receipt: Receipt) -> None:
+        await self._redis.set(self.key, receipt.encode(), ex=self._ttl)

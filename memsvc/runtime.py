@@ -22,6 +22,7 @@ from memsvc.eventlog import EventLog
 from memsvc.hindsight import HindsightClient, Timeouts
 from memsvc.ids import validate_id
 from memsvc.jobs import DeadLetters, JobQueue
+from memsvc.journal import FileJournal
 from memsvc.keys import Keys
 from memsvc.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, WriteLocks
 from memsvc.manager import MemoryManager, MirrorRequest
@@ -73,6 +74,8 @@ class Runtime:
             if shared_redis
             else FileLocks(self.layout, wait_seconds=settings.lock_wait_seconds)
         )
+        # leases can expire under a stalled writer: their commits go through the journal
+        self.journal = FileJournal(redis, self.keys) if shared_redis else None
         self.snapshots = RedisSnapshotCache(
             redis, self.keys, ttl_seconds=settings.snapshot_ttl_seconds
         )
@@ -145,6 +148,7 @@ class Runtime:
             limits=Limits(
                 user=config.builtin.user_char_limit, memory=config.builtin.memory_char_limit
             ),
+            journal=self.journal,
         )
         scanner = Scanner(
             scan_content=config.security.scan_content,

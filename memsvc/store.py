@@ -4,11 +4,16 @@ Reads take no lock: files are only ever replaced whole. A write holds the
 file's writer lock, re-reads the file from disk (another host may have written
 it a moment ago), applies the operations, keeps a backup of a file that was not
 canonical (hand-edited, written by an older tool) before normalising it, and
-replaces the file atomically after checking that the lock is still held.
+replaces the file atomically. With Redis leases the commit point is the file
+journal (:mod:`memsvc.journal`): the write counts once the journal accepted it
+under the writer's lease, and a file that lags behind the journal (a writer died
+before its rename, or stalled and renamed an older version late) is served from
+the journal and put right by the next writer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from dataclasses import dataclass
@@ -17,10 +22,11 @@ from typing import Protocol
 
 import structlog
 
-from memsvc.atomicfile import read_bytes, write_atomic
+from memsvc.atomicfile import FileState, read_file, write_atomic
 from memsvc.edits import Applied, Op, apply
-from memsvc.locks import WriteLocks
-from memsvc.memfile import ParsedFile, parse, serialise
+from memsvc.journal import FileJournal, Head
+from memsvc.locks import Lease, WriteLocks
+from memsvc.memfile import parse, serialise
 from memsvc.paths import DataLayout, Target
 
 log = structlog.get_logger(__name__)
@@ -34,12 +40,16 @@ def digest(raw: bytes | None) -> str:
 class WriteGuard(Protocol):
     """Hooks of an exactly-once write (see :mod:`memsvc.receipts`)."""
 
-    async def already_applied(self, entries: list[str], digest: str) -> bool:
-        """Under the lock, with the file just read: was this write committed before?"""
+    async def already_applied(self) -> bool:
+        """Under the lock: was this write committed by an earlier delivery?"""
         ...
 
-    async def committing(self, applied: Applied, before: str, after: str) -> None:
-        """Right before the rename, after the lease check, with the digests of both files."""
+    def receipt(self, applied: Applied) -> tuple[str, str]:
+        """The receipt (key, value) the journal records in the same step as the commit."""
+        ...
+
+    async def record(self, applied: Applied) -> None:
+        """Without a journal (a lock that cannot expire): record right before the rename."""
         ...
 
 
@@ -56,6 +66,24 @@ class Limits:
         return self.user if target == "user" else self.memory
 
 
+@dataclass(frozen=True)
+class _Current:
+    """A file as a writer or reader must take it: from disk, or from the journal's head."""
+
+    state: FileState
+    head: Head | None
+
+    @property
+    def lagging(self) -> bool:
+        return self.head is not None and self.head.lagging(self.state.fingerprint)
+
+    @property
+    def data(self) -> bytes:
+        if self.head is not None and self.lagging:
+            return self.head.data
+        return self.state.data or b""
+
+
 class BuiltinStore:
     def __init__(
         self,
@@ -65,25 +93,37 @@ class BuiltinStore:
         user_id: str,
         agent_id: str,
         limits: Limits | None = None,
+        journal: FileJournal | None = None,
     ) -> None:
+        """``journal`` is required with locks that are leases (Redis), else optional."""
         self.user_id = user_id
         self.agent_id = agent_id
         self.limits = limits or Limits()
         self._layout = layout
         self._locks = locks
+        self._journal = journal
         self._paths = {
             target: layout.store_file(target, user_id, agent_id) for target in ("user", "memory")
         }
+        self._repairs: dict[Target, asyncio.Task[None]] = {}
 
     def path(self, target: Target) -> Path:
         return self._paths[target]
 
     async def read(self, target: Target) -> list[str]:
-        return (await self._read_parsed(target)).entries
+        current = await self._current(target)
+        if current.lagging:
+            self._repair_soon(target)
+        return parse(current.data).entries
 
-    async def _read_parsed(self, target: Target) -> ParsedFile:
-        raw = await read_bytes(self.path(target))
-        return parse(raw if raw is not None else b"")
+    async def _current(self, target: Target) -> _Current:
+        if self._journal is None:
+            return _Current(await read_file(self.path(target)), None)
+        state, head = await asyncio.gather(
+            read_file(self.path(target)),
+            self._journal.head(target, self.user_id, self.agent_id),
+        )
+        return _Current(state, head)
 
     async def write(
         self, target: Target, ops: list[Op], *, guard: WriteGuard | None = None
@@ -94,26 +134,82 @@ class BuiltinStore:
         :class:`AlreadyApplied` (the guard recognised an earlier delivery).
         """
         path = self.path(target)
+        overtaken = False
         async with self._locks.hold(target, self.user_id, self.agent_id) as lease:
-            raw = await read_bytes(path)
-            parsed = parse(raw if raw is not None else b"")
-            before = digest(raw)
-            if guard is not None and await guard.already_applied(parsed.entries, before):
+            if lease.fence is not None and self._journal is None:
+                raise TypeError("writes under a Redis lease need the file journal")
+            current = await self._current(target)
+            parsed = parse(current.data)
+            if guard is not None and await guard.already_applied():
+                if current.lagging:
+                    await self._replace(target, lease, current, current.data, None)
                 raise AlreadyApplied
             applied = apply(parsed.entries, ops, self.limits.of(target))
-            if not applied.changes:
+            if not applied.changes and not current.lagging:
                 return applied  # a no-op leaves even a non-canonical file untouched
-            if raw is not None and not parsed.canonical:
+            raw = current.state.data
+            if not current.lagging and raw is not None and not parsed.canonical:
                 backup = path.with_name(f"{path.name}.{time.time_ns()}.bak")
                 await write_atomic(backup, raw)
-                log.info("store_backup_before_normalise", file=str(path), backup=str(backup))
-
+                log.info("store_backup_before_normalise", file=path.name, backup=backup.name)
             data = serialise(applied.entries)
-
-            async def before_rename() -> None:
-                await lease.ensure_held()
-                if guard is not None:
-                    await guard.committing(applied, before, digest(data))
-
-            await write_atomic(path, data, before_commit=before_rename)
+            committed = guard if applied.changes else None
+            overtaken = not await self._replace(target, lease, current, data, (committed, applied))
+        if overtaken:
+            # A newer version was committed while this writer stalled, and its own
+            # (older) file may just have replaced it on disk: put the head back.
+            log.warning("store_overtaken_repairing", file=path.name, user_id=self.user_id)
+            await self.write(target, [])
         return applied
+
+    async def _replace(
+        self,
+        target: Target,
+        lease: Lease,
+        current: _Current,
+        data: bytes,
+        receipt: tuple[WriteGuard | None, Applied] | None,
+    ) -> bool:
+        """Commit and rename ``data``; ``False`` if a newer version was committed meanwhile."""
+        guard, applied = receipt or (None, None)
+        version = 0
+
+        async def commit(written: str) -> None:
+            nonlocal version
+            if self._journal is None:
+                if guard is not None and applied is not None:
+                    await guard.record(applied)
+                return
+            version = await self._journal.commit(
+                target,
+                self.user_id,
+                self.agent_id,
+                fence=lease.fence,
+                expected=current.head.version if current.head is not None else 0,
+                written=written,
+                base=current.state.fingerprint,
+                data=data,
+                receipt=guard.receipt(applied)
+                if guard is not None and applied is not None
+                else None,
+            )
+
+        written = await write_atomic(self.path(target), data, before_commit=commit)
+        if self._journal is None:
+            return True
+        return await self._journal.confirm(target, self.user_id, self.agent_id, written) == version
+
+    def _repair_soon(self, target: Target) -> None:
+        """Put a lagging file right off the reader's path (readers never wait for a lock)."""
+        if target in self._repairs:
+            return
+
+        async def repair() -> None:
+            try:
+                await self.write(target, [])
+            except Exception as exc:  # the next write repairs it as well
+                log.warning("store_repair_failed", file=self.path(target).name, error=repr(exc))
+            finally:
+                del self._repairs[target]
+
+        self._repairs[target] = asyncio.get_running_loop().create_task(repair())

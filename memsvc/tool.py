@@ -164,19 +164,18 @@ class _ReceiptGuard:
         self._result_of = result_of
         self.prior: Receipt | None = None
 
-    async def already_applied(self, entries: list[str], digest: str) -> bool:
+    async def already_applied(self) -> bool:
         self.prior = await self._receipt.load()  # under the lock: sees any concurrent delivery
-        return self.prior is not None and self.prior.committed(entries, digest)
+        return self.prior is not None
 
-    async def committing(self, applied: Applied, before: str, after: str) -> None:
-        await self._receipt.record(
-            "intent",
-            self._result_of(applied),
-            self._target,
-            applied.changes,
-            before=before,
-            after=after,
-        )
+    def _of(self, applied: Applied) -> Receipt:
+        return Receipt(self._result_of(applied), self._target, applied.changes)
+
+    def receipt(self, applied: Applied) -> tuple[str, str]:
+        return self._receipt.key, self._of(applied).encode()
+
+    async def record(self, applied: Applied) -> None:
+        await self._receipt.record(self._of(applied))
 
 
 class MemoryTool:
@@ -193,11 +192,12 @@ class MemoryTool:
         """Run one call; with a ``receipt``, a redelivered call has its effects only once."""
         if receipt is not None:
             prior = await receipt.load()
-            if prior is not None and prior.state == "done":
+            if prior is not None:
                 return ToolOutcome(prior.result, prior.target, prior.changes)
         outcome = await self._call(args, thread_id, receipt)
-        if receipt is not None and not outcome.result.get("retryable"):
-            await receipt.record("done", outcome.result, outcome.target, outcome.changes)
+        # a write that changed the file recorded its receipt with its commit
+        if receipt is not None and not outcome.changes and not outcome.result.get("retryable"):
+            await receipt.record(Receipt(outcome.result, outcome.target, []))
         return outcome
 
     async def _call(self, args: Any, thread_id: str, receipt: EventReceipt | None) -> ToolOutcome:

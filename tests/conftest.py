@@ -12,6 +12,7 @@ import fakeredis
 import pytest
 from redis.asyncio import Redis
 
+from memsvc.journal import FileJournal
 from memsvc.keys import Keys
 from memsvc.locks import FileLocks, RedisLocks
 from memsvc.paths import DataLayout
@@ -94,5 +95,9 @@ def file_store(layout: DataLayout) -> BuiltinStore:
 
 @pytest.fixture
 def redis_store(layout: DataLayout, fake_redis: Redis) -> BuiltinStore:
-    locks = RedisLocks(fake_redis, Keys("memsvc-test"), lease_seconds=5, wait_seconds=2)
-    return BuiltinStore(layout, locks, user_id="u1", agent_id="a1", limits=Limits())
+    keys = Keys("memsvc-test")
+    locks = RedisLocks(fake_redis, keys, lease_seconds=2, wait_seconds=2)
+    journal = FileJournal(fake_redis, keys)
+    return BuiltinStore(
+        layout, locks, user_id="u1", agent_id="a1", limits=Limits(), journal=journal
+    )

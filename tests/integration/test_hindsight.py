@@ -68,6 +68,7 @@ def pool(
         MEMSVC_HINDSIGHT_URL=hindsight_server.base_url,
         MEMSVC_ENV=env,
         MEMSVC_PREFETCH_TIMEOUT_SECONDS="2.5",
+        MEMSVC_PREFETCH_DEADLINE_SECONDS="3",  # what the tests' clients wait
         MEMSVC_HINDSIGHT_RECALL_TIMEOUT_SECONDS="2",
         MEMSVC_JOB_BACKOFF_BASE_SECONDS="0.2",
         MEMSVC_JOB_BACKOFF_CAP_SECONDS="2",

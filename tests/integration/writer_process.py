@@ -1,6 +1,8 @@
-"""A separate OS process that adds entries to one USER.md through the Redis lock.
+"""A separate OS process that adds entries to USER.md files through the Redis lock.
 
-Run by ``test_concurrent_writers``; prints one JSON line with its results.
+Run by ``test_concurrent_writers``; takes one JSON argument (see ``main``) and
+prints one JSON line with what it wrote: the adds that were acknowledged and the
+ones that were refused.
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from redis.asyncio import Redis
 
 from memsvc.config import ConfigLoader
+from memsvc.journal import FileJournal
 from memsvc.keys import Keys
 from memsvc.locks import RedisLocks
+from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
 from memsvc.security import Scanner
 from memsvc.sessions import SessionState
@@ -23,43 +28,49 @@ from memsvc.store import BuiltinStore, Limits
 from memsvc.tool import MemoryTool
 
 
-async def main(
-    redis_url: str,
-    prefix: str,
-    data_dir: str,
-    config: str,
-    worker: int,
-    count: int,
-    start_at: float,
-) -> None:
-    redis = Redis.from_url(redis_url)
-    layout = DataLayout.at(data_dir)
-    builtin = (await ConfigLoader(layout, Path(config)).effective("shared-user")).config.builtin
-    locks = RedisLocks(redis, Keys(prefix), lease_seconds=5, wait_seconds=60)
-    store = BuiltinStore(
-        layout,
-        locks,
-        user_id="shared-user",
-        agent_id=f"agent-{worker}",
-        limits=Limits(user=builtin.user_char_limit, memory=builtin.memory_char_limit),
-    )
-    counter = SessionState(redis, Keys(prefix)).failures("shared-user", f"agent-{worker}")
-    tool = MemoryTool(store, Scanner(), counter)
-    await asyncio.sleep(max(0.0, start_at - time.time()))
+async def main(spec: dict[str, Any]) -> None:
+    """``count`` adds to ``shared-user``, or with ``seconds`` as many as fit, spread over
+    ``users`` files, each under a lease of ``lease`` seconds."""
+    redis = Redis.from_url(spec["redis_url"])
+    keys = Keys(spec["prefix"])
+    layout = DataLayout.at(spec["data_dir"])
+    worker = spec["worker"]
+    users = [f"shared-user-{u}" for u in range(spec.get("users", 0))] or ["shared-user"]
+    locks = RedisLocks(redis, keys, lease_seconds=spec.get("lease", 5), wait_seconds=60)
+    tools = []
+    for user in users:
+        builtin = (await ConfigLoader(layout, Path(spec["config"])).effective(user)).config.builtin
+        store = BuiltinStore(
+            layout,
+            locks,
+            user_id=user,
+            agent_id=f"agent-{worker}",
+            limits=Limits(user=builtin.user_char_limit, memory=builtin.memory_char_limit),
+            journal=FileJournal(redis, keys),
+        )
+        counter = SessionState(redis, keys).failures(user, f"agent-{worker}")
+        tools.append((user, MemoryTool(store, Scanner(), counter)))
+    await asyncio.sleep(max(0.0, spec["start_at"] - time.time()))
+    until = time.time() + spec.get("seconds", 0)
+    acknowledged: list[list[str]] = []
     failures = []
-    for n in range(count):
+    n = 0
+    while n < spec.get("count", 0) or time.time() < until:
+        user, tool = tools[n % len(tools)]
+        content = f"worker {worker} fact {n}"
         result = (
-            await tool.call(
-                {"action": "add", "target": "user", "content": f"worker {worker} fact {n}"},
-                thread_id="t",
-            )
+            await tool.call({"action": "add", "target": "user", "content": content}, thread_id="t")
         ).result
-        if not result["success"]:
+        if result["success"]:
+            acknowledged.append([user, content])
+        else:
             failures.append(result)
+        n += 1
     await redis.aclose()
-    sys.stdout.write(json.dumps({"worker": worker, "failures": failures}) + "\n")
+    out = {"worker": worker, "acknowledged": acknowledged, "failures": failures}
+    sys.stdout.write(json.dumps(out) + "\n")
 
 
 if __name__ == "__main__":
-    url, prefix, data_dir, config, worker, count, start_at = sys.argv[1:8]
-    asyncio.run(main(url, prefix, data_dir, config, int(worker), int(count), float(start_at)))
+    configure_logging("warning")  # to stderr: stdout carries the report
+    asyncio.run(main(json.loads(sys.argv[1])))

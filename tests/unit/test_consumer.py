@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 
 from memsvc.client import MemoryClient
-from memsvc.edits import Change, Op
+from memsvc.edits import Op
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.handlers import EventHandlers, Handled
-from memsvc.memfile import serialise
-from memsvc.store import digest
 from tests.conftest import until
 from tests.unit.conftest import Service
 
@@ -93,51 +91,57 @@ async def test_a_redelivered_write_is_applied_once(service: Service) -> None:
 REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}
 
 
-async def _died_mid_write(service: Service, *, renamed: bool) -> tuple[Any, Any]:
-    """The state a worker leaves when it dies between recording its intent and 'done'."""
+class _Died(Exception):
+    """Stands for a worker that dies at this point of the write (its event stays pending)."""
+
+
+async def _dies_once(
+    service: Service, monkeypatch: pytest.MonkeyPatch, *, after_commit: bool
+) -> Any:
+    """A worker applies REMOVE_X and dies right before or right after its journal commit."""
     store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
     await store.write("user", [Op("add", "X"), Op("add", "Y")])
-    before = digest(store.path("user").read_bytes())
-    if renamed:
-        await store.write("user", [Op("remove", old_text="X")])
-    after = digest(serialise(["Y"]))
-    receipt = service.runtime.receipts.for_event("u1", "f" * 32)
-    await receipt.record(
-        "intent",
-        {"success": True, "message": "Entry removed."},
-        "user",
-        [Change("remove", "X")],
-        before=before,
-        after=after,
-    )
-    event = MemoryWriteEvent(
-        id="f" * 32,
-        ts=1.0,
-        user_id="u1",
-        agent_id="a1",
-        thread_id="t1",
-        payload=MemoryWritePayload(args=REMOVE_X),
-    )
-    await service.runtime.bus.publish(event)
-    await until(lambda: _count(service, 1))
-    return store, receipt
+    journal = service.runtime.journal
+    assert journal is not None
+    original = journal.commit
+    deaths = []
+
+    async def commit(*args: Any, **kwargs: Any) -> int:
+        if deaths:
+            return await original(*args, **kwargs)
+        deaths.append(1)
+        if not after_commit:
+            raise _Died
+        await original(*args, **kwargs)
+        raise _Died  # committed, never renamed
+
+    monkeypatch.setattr(journal, "commit", commit)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", REMOVE_X)
+    return store, result
 
 
-async def test_a_write_that_died_after_its_rename_is_not_applied_again(service: Service) -> None:
-    store, receipt = await _died_mid_write(service, renamed=True)
-    assert await store.read("user") == ["Y"]
-    (entry,) = await service.log()
+async def test_a_write_that_died_after_its_commit_is_not_applied_again(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, result = await _dies_once(service, monkeypatch, after_commit=True)
     # a blind re-apply would have answered "No entry matched 'X'"
-    assert entry.detail["result"] == {"success": True, "message": "Entry removed."}
-    assert (await receipt.load()).state == "done"
+    assert result["success"] is True and result["message"] == "Entry removed."
+    assert [e.outcome for e in await service.log()] == ["error", "ok"]
+    assert await store.read("user") == ["Y"]  # served from the journal, and repaired on disk
+
+    async def repaired() -> bool:
+        return store.path("user").read_bytes() == b"Y"
+
+    await until(repaired)
 
 
-async def test_a_write_that_died_before_its_rename_is_applied(service: Service) -> None:
-    store, receipt = await _died_mid_write(service, renamed=False)
-    assert await store.read("user") == ["Y"]
-    (entry,) = await service.log()
-    assert entry.detail["result"]["message"] == "Entry removed."
-    assert (await receipt.load()).state == "done"
+async def test_a_write_that_died_before_its_commit_is_applied(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, result = await _dies_once(service, monkeypatch, after_commit=False)
+    assert result["success"] is True and result["message"] == "Entry removed."
+    assert [e.outcome for e in await service.log()] == ["error", "ok"]
+    assert store.path("user").read_bytes() == b"Y"
 
 
 async def test_a_malformed_event_is_recorded_and_the_worker_carries_on(service: Service) -> None:

@@ -12,6 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from memsvc.edits import EditRejected, Op
+from memsvc.journal import FileJournal
 from memsvc.keys import Keys
 from memsvc.locks import (
     FileLocks,
@@ -109,7 +110,14 @@ async def test_many_waiters_in_one_process_do_not_starve_the_holder(
 ) -> None:
     # 100 tasks on one hot file within a short lease: polling them all would starve the holder
     locks = RedisLocks(fake_redis, Keys("t"), lease_seconds=2, wait_seconds=30, poll_seconds=0.001)
-    store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1", limits=Limits(user=100_000))
+    store = BuiltinStore(
+        layout,
+        locks,
+        user_id="u1",
+        agent_id="a1",
+        limits=Limits(user=100_000),
+        journal=FileJournal(fake_redis, Keys("t")),
+    )
     await asyncio.gather(*(store.write("user", [Op("add", f"n{i}")]) for i in range(100)))
     assert len(await store.read("user")) == 100
 
@@ -119,7 +127,14 @@ async def test_concurrent_writers_through_the_redis_lock_lose_nothing(
 ) -> None:
     locks = RedisLocks(fake_redis, Keys("t"), lease_seconds=5, wait_seconds=10, poll_seconds=0.001)
     stores = [
-        BuiltinStore(layout, locks, user_id="u1", agent_id=f"a{i}", limits=Limits(user=100_000))
+        BuiltinStore(
+            layout,
+            locks,
+            user_id="u1",
+            agent_id=f"a{i}",
+            limits=Limits(user=100_000),
+            journal=FileJournal(fake_redis, Keys("t")),
+        )
         for i in range(4)
     ]
     await asyncio.gather(
@@ -146,7 +161,8 @@ async def test_a_writer_whose_lease_expired_does_not_overwrite_the_file(
 ) -> None:
     keys = Keys("t")
     locks = RedisLocks(fake_redis, keys, lease_seconds=5, wait_seconds=1)
-    store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1")
+    journal = FileJournal(fake_redis, keys)
+    store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1", journal=journal)
     await store.write("user", [Op("add", "kept")])
 
     class StolenLease(RedisLocks):
@@ -157,7 +173,9 @@ async def test_a_writer_whose_lease_expired_does_not_overwrite_the_file(
                 await fake_redis.set(keys.store_lock(target, user_id, agent_id), "someone-else")
                 yield lease
 
-    stale = BuiltinStore(layout, StolenLease(fake_redis, keys), user_id="u1", agent_id="a1")
+    stale = BuiltinStore(
+        layout, StolenLease(fake_redis, keys), user_id="u1", agent_id="a1", journal=journal
+    )
     with pytest.raises(LockLostError):
         await stale.write("user", [Op("add", "must not land")])
     assert await store.read("user") == ["kept"]
@@ -168,7 +186,9 @@ async def test_a_busy_file_times_out_without_writing(layout: DataLayout, fake_re
     keys = Keys("t")
     await fake_redis.set(keys.store_lock("user", "u1", "a1"), "held-elsewhere", px=60_000)
     locks = RedisLocks(fake_redis, keys, lease_seconds=5, wait_seconds=0.05)
-    store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1")
+    store = BuiltinStore(
+        layout, locks, user_id="u1", agent_id="a1", journal=FileJournal(fake_redis, keys)
+    )
     with pytest.raises(LockTimeoutError):
         await store.write("user", [Op("add", "x")])
     assert not store.path("user").exists()
@@ -176,7 +196,13 @@ async def test_a_busy_file_times_out_without_writing(layout: DataLayout, fake_re
 
 async def test_redis_outage_is_reported_and_nothing_is_written(layout: DataLayout) -> None:
     dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    store = BuiltinStore(layout, RedisLocks(dead, Keys("t")), user_id="u1", agent_id="a1")
+    store = BuiltinStore(
+        layout,
+        RedisLocks(dead, Keys("t")),
+        user_id="u1",
+        agent_id="a1",
+        journal=FileJournal(dead, Keys("t")),
+    )
     with pytest.raises(LockUnavailableError):
         await store.write("user", [Op("add", "x")])
     assert not store.path("user").exists()

@@ -1,0 +1,164 @@
+"""A writer that stalls anywhere in the write path never costs another writer's write.
+
+Writer A is stopped at each step of its write in turn; meanwhile its lease runs
+out and writer B (another host: its own locks and journal objects) writes and is
+acknowledged; then A resumes. B's write must survive, A's must be either saved
+(and said so) or refused (and said so), and the file must end canonical and in
+step with the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from memsvc.journal import FileJournal
+from memsvc.keys import Keys
+from memsvc.locks import RedisLocks
+from memsvc.memfile import parse
+from memsvc.paths import DataLayout
+from memsvc.security import Scanner
+from memsvc.sessions import SessionState
+from memsvc.store import BuiltinStore
+from memsvc.tool import MemoryTool
+from tests.conftest import until
+
+KEYS = Keys("fence")
+# the steps of a write, in order; A commits its write from "committed" on
+STEPS = ["locked", "read", "temp_written", "committed", "renamed", "confirmed"]
+
+
+class Writer:
+    """One host's view: its own lock queue, journal and store on the shared Redis."""
+
+    def __init__(self, layout: DataLayout, redis: Redis) -> None:
+        self.journal = FileJournal(redis, KEYS)
+        self.store = BuiltinStore(
+            layout,
+            RedisLocks(redis, KEYS, lease_seconds=5, wait_seconds=5, poll_seconds=0.001),
+            user_id="u1",
+            agent_id="a1",
+            journal=self.journal,
+        )
+        self.tool = MemoryTool(
+            self.store, Scanner(), SessionState(redis, KEYS).failures("u1", "a1")
+        )
+
+    async def add(self, content: str) -> dict[str, Any]:
+        args = {"action": "add", "target": "user", "content": content}
+        return (await self.tool.call(args, thread_id="t")).result
+
+
+def stall_at(
+    writer: Writer, step: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """Stop ``writer`` once at ``step``: returns (it stopped there, let it go on)."""
+    stopped, resume = asyncio.Event(), asyncio.Event()
+
+    async def pause() -> None:
+        if not stopped.is_set():
+            stopped.set()
+            await resume.wait()
+
+    def around(obj: Any, name: str, before: str, after: str) -> None:
+        original: Callable[..., Awaitable[Any]] = getattr(obj, name)
+
+        async def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if step == before:
+                await pause()
+            result = await original(*args, **kwargs)
+            if step == after:
+                await pause()
+            return result
+
+        monkeypatch.setattr(obj, name, wrapped)
+
+    around(writer.store, "_current", "locked", "read")
+    around(writer.journal, "commit", "temp_written", "committed")
+    around(writer.journal, "confirm", "renamed", "confirmed")
+    return stopped, resume
+
+
+def on_disk(path: Path) -> list[str]:
+    parsed = parse(path.read_bytes())
+    assert parsed.canonical
+    return parsed.entries
+
+
+@pytest.mark.parametrize("step", STEPS)
+async def test_a_writer_stalled_at_any_step_loses_no_acknowledged_write(
+    step: str, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+    assert (await a.add("before both"))["success"]
+    stopped, resume = stall_at(a, step, monkeypatch)
+    first = asyncio.create_task(a.add("from A"))
+    await stopped.wait()
+    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))  # A's lease runs out
+    second = await b.add("from B")
+    assert second["success"], second
+    resume.set()
+    result = await first
+
+    path = a.store.path("user")
+    entries = on_disk(path)
+    assert "from B" in entries and "before both" in entries
+    if STEPS.index(step) >= STEPS.index("committed"):
+        assert result["success"], result  # committed before its lease ran out: it counts
+    else:
+        assert not result["success"] and result["retryable"] is True
+    assert ("from A" in entries) is result["success"]
+    assert sorted(await b.store.read("user")) == sorted(entries)
+    head = await b.journal.head("user", "u1", "a1")
+    assert head is not None and parse(head.data).entries == entries  # file in step
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A renames its older version over B's and dies before it can notice: readers still
+    see B's write, and the file is put right without anyone writing again."""
+    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+    stopped, resume = stall_at(a, "committed", monkeypatch)
+
+    async def dies(*args: Any, **kwargs: Any) -> int:
+        raise asyncio.CancelledError  # the process is gone right after its rename
+
+    first = asyncio.create_task(a.add("from A"))
+    await stopped.wait()
+    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
+    assert (await b.add("from B"))["success"]
+    monkeypatch.setattr(a.journal, "confirm", dies)
+    resume.set()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    path = a.store.path("user")
+    assert on_disk(path) == ["from A"]  # the late rename: B's entry is not on disk
+
+    reader = Writer(layout, fake_redis)
+    assert sorted(await reader.store.read("user")) == ["from A", "from B"]
+
+    async def repaired() -> bool:
+        return sorted(on_disk(path)) == ["from A", "from B"]
+
+    await until(repaired)
+
+
+async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
+    layout: DataLayout, fake_redis: Redis
+) -> None:
+    """Only memsvc's own superseded versions count as stale; a hand edit is not undone."""
+    a = Writer(layout, fake_redis)
+    await a.add("one")
+    await a.add("two")
+    path = a.store.path("user")
+    path.write_bytes(b"edited by hand")
+    assert await a.store.read("user") == ["edited by hand"]
+    assert (await a.add("three"))["success"]
+    assert on_disk(path) == ["edited by hand", "three"]
