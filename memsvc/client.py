@@ -53,6 +53,7 @@ from memsvc.events import (
 )
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.keys import Keys
+from memsvc.receipts import Receipts
 from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
@@ -216,15 +217,26 @@ class MemoryClient:
             return {
                 "success": False,
                 "pending": True,
+                "event_id": event.id,
                 "error": (
-                    f"Memory did not confirm within {seconds:g}s. The call is queued and will "
-                    "be applied once; do not repeat it in this turn."
+                    f"Memory did not confirm within {seconds:g}s. The call is queued: it will "
+                    "be applied once (retried while the file is busy), or its failure recorded; "
+                    "do not repeat it in this turn."
                 ),
             }
         if not reply.get("ok", False):
             return {"success": False, "error": f"Memory service error: {reply.get('error')}"}
         result = reply if isinstance(event, MemoryWriteEvent) else reply.get("result", {})
         return {k: v for k, v in result.items() if k not in ("id", "ok")}
+
+    async def write_outcome(self, user_id: str, event_id: str) -> dict[str, Any] | None:
+        """How a ``memory`` call answered as pending ended: its result once it was applied
+        or refused (``parked: true`` when it was given up on), ``None`` while it is queued."""
+        if self._redis is None or self._listener is None:
+            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        receipts = Receipts(self._redis, self._keys)
+        receipt = await receipts.for_event(validate_id("user_id", user_id), event_id).load()
+        return None if receipt is None else receipt.result
 
     async def tool_schemas(
         self, user_id: str, agent_id: str, *, deadline: float | None = None

@@ -28,11 +28,12 @@ from redis.exceptions import RedisError
 from memsvc.bus import Delivery
 from memsvc.config import ConfigError
 from memsvc.eventlog import LogRecord
-from memsvc.events import Event, InvalidEvent, decode
+from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, decode
 from memsvc.handlers import EventHandlers
 from memsvc.ids import InvalidIdError
 from memsvc.locks import LocalQueues
 from memsvc.paths import PathEscapeError
+from memsvc.receipts import Receipt
 from memsvc.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -204,6 +205,9 @@ class Consumer:
         except InvalidEvent as invalid:
             await self._invalid(delivery, invalid)
             return
+        except Exception as exc:  # whatever else decoding trips on: parked, never redelivered
+            await self._invalid(delivery, InvalidEvent(f"cannot decode: {exc!r}", delivery.raw))
+            return
         base = {"worker": self.name, "deliveries": delivery.deliveries}
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N
@@ -236,6 +240,9 @@ class Consumer:
             return  # left pending: claimed and retried after claim_idle
         reply_to = self._inbox(event.reply_to)
         reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
+        if isinstance(event, MemoryWriteEvent):  # its caller may look the outcome up later
+            parked = Receipt({"success": False, "error": error, "parked": True}, "memory", [])
+            await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
         await self._bus.finish(
             delivery,
             self._record(event, "dead", {**base, "error": error}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,9 @@ from redis.asyncio.client import Pipeline
 
 from memsvc.keys import Keys
 
-MAX_RECORD_CHARS = 64 * 1024
+# Room for any memory write the tool accepts (64 KiB of arguments) with its result,
+# so that every write can be replayed from its record.
+MAX_RECORD_CHARS = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,6 @@ class LogRecord:
     at: float = field(default_factory=time.time)
 
     def fields(self) -> dict[str, str]:
-        body = json.dumps({"event": self.event, "detail": self.detail}, ensure_ascii=False)
-        if len(body) > MAX_RECORD_CHARS:
-            body = json.dumps(
-                {"event": self.event, "detail": {"truncated": True, **_small(self.detail)}},
-                ensure_ascii=False,
-            )[:MAX_RECORD_CHARS]
         return {
             "outcome": self.outcome,
             "type": self.type,
@@ -52,8 +48,28 @@ class LogRecord:
             "agent": self.agent_id,
             "thread": self.thread_id,
             "at": f"{self.at:.6f}",
-            "body": body,
+            "body": self._body(),
         }
+
+    def _body(self) -> str:
+        """The event and detail as JSON of at most ``MAX_RECORD_CHARS``, always whole.
+
+        Too long: the detail keeps only its small fields; still too long: the
+        payload is replaced by its size (a write that large was refused anyway).
+        """
+        for event, detail in self._shrinking():
+            body = json.dumps({"event": event, "detail": detail}, ensure_ascii=False)
+            if len(body) <= MAX_RECORD_CHARS:
+                return body
+        return json.dumps({"event": None, "detail": {"truncated": True}})
+
+    def _shrinking(self) -> Iterator[tuple[dict[str, Any] | None, dict[str, Any]]]:
+        yield self.event, self.detail
+        small = {"truncated": True, **_small(self.detail)}
+        yield self.event, small
+        if self.event is not None:
+            payload = json.dumps(self.event.get("payload"), ensure_ascii=False)
+            yield {**self.event, "payload": {"truncated": True, "chars": len(payload)}}, small
 
 
 def _small(detail: dict[str, Any]) -> dict[str, Any]:

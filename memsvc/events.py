@@ -177,7 +177,7 @@ class InvalidEvent(ValueError):
         """A top-level string field of the raw event, if it has one (for the record)."""
         try:
             value = json.loads(self.raw).get(name)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return None
         return value if isinstance(value, str) else None
 
@@ -200,6 +200,8 @@ def decode(raw: bytes) -> Event:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidEvent(f"not UTF-8 JSON: {exc}", raw) from None
+    except RecursionError:
+        raise InvalidEvent("JSON nested too deeply", raw[:4096]) from None
     if not isinstance(data, dict):
         raise InvalidEvent("not a JSON object", raw)
     if data.get("type") not in EVENT_TYPES:
@@ -210,6 +212,8 @@ def decode(raw: bytes) -> Event:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
         raise InvalidEvent(describe(exc, root="event", skip=1), raw) from None
+    except RecursionError:
+        raise InvalidEvent("event nested too deeply", raw[:4096]) from None
 
 
 def stamp() -> dict[str, Any]:

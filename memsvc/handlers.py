@@ -35,6 +35,12 @@ log = structlog.get_logger(__name__)
 SYNC_TURN_JOB = "sync_turn"
 
 
+class WriteDeferred(Exception):
+    """A write that could not be applied now (a busy file, a lost lease, the lock service
+    unreachable): the event is delivered again instead of answered, so a write the caller
+    was told is queued is applied, or parked with its error after ``max_deliveries``."""
+
+
 @dataclass
 class Handled:
     reply: dict[str, Any] | None = None
@@ -152,6 +158,8 @@ class EventHandlers:
         outcome: ToolOutcome = await manager.memory_tool(
             args, thread_id=event.thread_id, receipt=receipt
         )
+        if outcome.result.get("retryable"):
+            raise WriteDeferred(outcome.result.get("error", "not applied"))
 
         async def mirror() -> None:
             await manager.mirror(outcome, thread_id=event.thread_id, event_id=event.id)

@@ -6,7 +6,9 @@ lock the writer first looks for a receipt of that id. A write that changes the
 file records its receipt in the same step as its commit to the file journal
 (:mod:`memsvc.journal`), so a redelivered event finds a receipt exactly when the
 write counts as done; outcomes that change nothing (a rejection, a duplicate)
-are recorded after the fact.
+are recorded after the fact, and so is the error of a write whose event was
+parked after its last delivery (marked ``parked``: a re-drive still applies it),
+so that a caller can look up how any write ended.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ class Receipt:
     result: dict[str, Any]
     target: Target
     changes: list[Change]
+
+    @property
+    def parked(self) -> bool:
+        """A write given up on (its event was parked): it does not count as applied."""
+        return bool(self.result.get("parked"))
 
     def encode(self) -> str:
         return json.dumps(

@@ -55,6 +55,7 @@ def _is_memory_write(event: dict[str, Any]) -> bool:
 class ReplayReport:
     events: int = 0
     same_result: int = 0
+    too_large: int = 0  # logged without their payload: refused writes, nothing to re-apply
     different_results: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> same | different | missing
 
@@ -62,6 +63,7 @@ class ReplayReport:
         return {
             "events": self.events,
             "same_result": self.same_result,
+            "too_large": self.too_large,
             "different_results": self.different_results,
             "files": self.files,
         }
@@ -89,6 +91,9 @@ async def replay(
                 continue
             assert entry.event is not None
             event = entry.event
+            if event["payload"].get("truncated"):
+                report.too_large += 1
+                continue
             memory = await runtime.memory(event["user_id"], event["agent_id"])
             outcome = await memory.manager.memory_tool(
                 event["payload"]["args"], thread_id=event["thread_id"]

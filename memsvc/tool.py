@@ -166,7 +166,7 @@ class _ReceiptGuard:
 
     async def already_applied(self) -> bool:
         self.prior = await self._receipt.load()  # under the lock: sees any concurrent delivery
-        return self.prior is not None
+        return self.prior is not None and not self.prior.parked
 
     def _of(self, applied: Applied) -> Receipt:
         return Receipt(self._result_of(applied), self._target, applied.changes)
@@ -192,7 +192,7 @@ class MemoryTool:
         """Run one call; with a ``receipt``, a redelivered call has its effects only once."""
         if receipt is not None:
             prior = await receipt.load()
-            if prior is not None:
+            if prior is not None and not prior.parked:
                 return ToolOutcome(prior.result, prior.target, prior.changes)
         outcome = await self._call(args, thread_id, receipt)
         # a write that changed the file recorded its receipt with its commit

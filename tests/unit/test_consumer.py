@@ -12,6 +12,8 @@ from memsvc.client import MemoryClient
 from memsvc.edits import Op
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.handlers import EventHandlers, Handled
+from memsvc.locks import LockTimeoutError
+from memsvc.store import BuiltinStore
 from tests.conftest import until
 from tests.unit.conftest import Service
 
@@ -166,6 +168,23 @@ async def test_a_malformed_event_is_recorded_and_the_worker_carries_on(service: 
     assert [e.detail["error"][:15] for e in invalid] == ["not UTF-8 JSON:", "unknown event t"]
     dead = await service.runtime.bus.dead_events()
     assert len(dead) == 2 and dead[1]["event_id"] == "b" * 32
+    assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_deeply_nested_json_is_parked_not_redelivered(service: Service) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    await service.runtime.bus.publish_raw(nested.encode())
+    envelope = {"id": "n" * 32, "type": "memory_write", "user_id": "u1", "agent_id": "a1"}
+    deep_args = json.dumps(envelope)[:-1] + ', "payload": {"args": ' + nested + "}}"
+    await service.runtime.bus.publish_raw(deep_args.encode())
+    assert (await service.client.call_tool("u1", "a1", "t1", "memory", ADD))["success"]
+
+    async def parked() -> bool:
+        return len(await service.runtime.bus.dead_events()) == 2
+
+    await until(parked)
+    dead = await service.runtime.bus.dead_events()
+    assert [d["error"] for d in dead] == ["JSON nested too deeply"] * 2
     assert await service.runtime.bus.pending_count() == 0
 
 
@@ -513,3 +532,67 @@ async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_too
     await until(finished)
     entries = await service.log()
     assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
+
+
+async def _busy_for(
+    service: Service, monkeypatch: pytest.MonkeyPatch, deliveries: int
+) -> list[int]:
+    """The file stays busy for the first ``deliveries`` deliveries of a write."""
+    tries: list[int] = []
+    original = BuiltinStore.write
+
+    async def write(self: BuiltinStore, *args: Any, **kwargs: Any) -> Any:
+        tries.append(1)
+        if len(tries) <= deliveries:
+            raise LockTimeoutError("busy")
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(BuiltinStore, "write", write)
+    return tries
+
+
+async def test_a_write_queued_behind_a_busy_file_is_applied_later_and_can_be_looked_up(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tries = await _busy_for(service, monkeypatch, deliveries=1)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.1)
+    assert result["pending"] is True and "queued" in result["error"]
+
+    async def outcome() -> bool:
+        return await service.client.write_outcome("u1", result["event_id"]) is not None
+
+    await until(outcome)
+    applied = await service.client.write_outcome("u1", result["event_id"])
+    assert applied is not None and applied["success"] is True
+    assert service.runtime.layout.store_file("user", "u1", "a1").read_bytes() == b"Name: Ada"
+    assert len(tries) == 2
+    assert [(e.outcome, e.detail["deliveries"]) for e in await service.log()] == [
+        ("error", 1),
+        ("ok", 2),
+    ]
+
+
+async def test_a_write_busy_on_every_delivery_is_parked_and_says_so(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.consumers[0][0]._max_deliveries = 2
+    await _busy_for(service, monkeypatch, deliveries=2)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.1)
+
+    async def outcome() -> bool:
+        return await service.client.write_outcome("u1", result["event_id"]) is not None
+
+    await until(outcome)
+    parked = await service.client.write_outcome("u1", result["event_id"])
+    assert parked is not None and parked["parked"] is True and "busy" in parked["error"]
+    (dead,) = await service.runtime.bus.dead_events()
+    assert dead["event_id"] == result["event_id"]
+    # re-driven as it was parked, it is applied: a parked receipt is no applied write
+    await service.runtime.bus.publish_raw(dead["raw"].encode())
+
+    async def applied() -> bool:
+        found = await service.client.write_outcome("u1", result["event_id"])
+        return found is not None and found.get("success") is True
+
+    await until(applied)
+    assert service.runtime.layout.store_file("user", "u1", "a1").read_bytes() == b"Name: Ada"

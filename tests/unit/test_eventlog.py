@@ -99,3 +99,29 @@ async def test_follow_yields_new_entries_as_they_come(fake_redis: Redis) -> None
     await log.append(record(2))
     await asyncio.wait_for(task, 5)
     assert seen == ["e1", "e2"]
+
+
+async def test_an_oversized_record_stays_valid_json_and_a_write_stays_replayable(
+    fake_redis: Redis,
+) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    args = {"action": "add", "target": "user", "content": "é" * 60_000}  # the tool's cap
+    write = {"id": "w", "type": "memory_write", "payload": {"args": args}}
+    await log.append(
+        LogRecord(
+            outcome="ok",
+            type="memory_write",
+            event_id="w",
+            event=write,
+            detail={"result": {"entries": ["x" * 250_000]}, "ms": 2.0},
+        )
+    )
+    turn = {"id": "s", "type": "sync_turn", "payload": {"user_content": "q" * 900_000}}
+    await log.append(LogRecord(outcome="ok", type="sync_turn", event_id="s", event=turn))
+    rows = await fake_redis.xrange(Keys("t").log)
+    assert all(len(fields[b"body"].decode()) <= MAX_RECORD_CHARS for _, fields in rows)
+    kept, cut = [e async for e in log.entries()]
+    assert kept.event == write  # what replay re-applies is whole
+    assert kept.detail == {"truncated": True, "ms": 2.0}
+    assert cut.event is not None and cut.event["payload"] == {"truncated": True, "chars": 900_020}
+    assert cut.event["id"] == "s" and cut.detail == {"truncated": True}
