@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from memsvc.atomicfile import read_bytes
-from memsvc.paths import DataLayout
+from memsvc.paths import Anchored, DataLayout, UnsafeFileError
 from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
@@ -263,17 +263,19 @@ def load_yaml_layer(path: Path) -> dict[str, Any]:
     return layer
 
 
-async def _read_json_layer(path: Path) -> Any:
+async def _read_json_layer(path: Anchored) -> Any:
     try:
         raw = await read_bytes(path)
+    except UnsafeFileError as exc:
+        raise ConfigError(f"{path.relative}: cannot be read: {exc}") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+        raise ConfigError(f"{path.relative}: cannot be read: {exc.strerror}") from None
     if raw is None:
         return {}
     try:
         return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid UTF-8 JSON: {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{path.relative}: not valid UTF-8 JSON: {exc}") from None
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -336,7 +338,8 @@ class ConfigLoader:
         overrides: list[tuple[Source, Path]] = [("global", global_path), ("user", user_path)]
         for source, file in overrides:
             try:
-                layers.append((source, check_override(await _read_json_layer(file), str(file))))
+                layer = await _read_json_layer(self._layout.anchored(file))
+                layers.append((source, check_override(layer, str(file))))
             except ConfigError as exc:
                 log.error("config_layer_left_out", layer=source, error=str(exc))
                 problems.append(str(exc))

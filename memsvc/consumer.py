@@ -32,14 +32,14 @@ from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, decode
 from memsvc.handlers import EventHandlers
 from memsvc.ids import InvalidIdError
 from memsvc.locks import LocalQueues
-from memsvc.paths import PathEscapeError
+from memsvc.paths import UnsafeFileError
 from memsvc.receipts import Receipt
 from memsvc.runtime import Runtime
 
 log = structlog.get_logger(__name__)
 
 # Failures a retry cannot fix: answered at once instead of redelivered.
-PERMANENT_ERRORS = (ConfigError, InvalidIdError, PathEscapeError)
+PERMANENT_ERRORS = (ConfigError, InvalidIdError, UnsafeFileError)
 
 
 def consumer_name() -> str:

@@ -21,7 +21,6 @@ import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import structlog
@@ -29,6 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockError, RedisError
 
+from memsvc.atomicfile import open_lock_file
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
 
@@ -208,23 +208,20 @@ class FileLocks:
     @contextlib.asynccontextmanager
     async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
         path = self._layout.store_file(target, user_id, agent_id)
-        lock_path = path.with_name(path.name + ".lock")
+        lock_file = self._layout.anchored(path).sibling(path.name + ".lock")
         deadline = time.monotonic() + self._wait
-        async with self._local.turn(str(lock_path), self._wait):
-            fd = await asyncio.to_thread(self._open, lock_path)
+        async with self._local.turn(lock_file.relative, self._wait):
+            fd = await asyncio.to_thread(open_lock_file, lock_file)
             try:
                 while not self._try_lock(fd):
                     if time.monotonic() >= deadline:
-                        raise LockTimeoutError(f"{lock_path} stayed busy for {self._wait:g}s")
+                        raise LockTimeoutError(
+                            f"{lock_file.relative!r} stayed busy for {self._wait:g}s"
+                        )
                     await asyncio.sleep(self._poll)
                 yield _HeldLease()
             finally:
                 os.close(fd)  # closing the descriptor releases the flock
-
-    @staticmethod
-    def _open(lock_path: Path) -> int:
-        lock_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     @staticmethod
     def _try_lock(fd: int) -> bool:

@@ -29,8 +29,30 @@ USER_CONFIG_FILE = "memory_config.json"
 GLOBAL_OVERRIDES_FILE = "memory_user_overrides.json"
 
 
-class PathEscapeError(ValueError):
+class UnsafeFileError(ValueError):
+    """A file in the data dir that cannot be used safely (not a regular file, linked
+    elsewhere, too large). Retrying does not help; the message names no absolute path."""
+
+
+class PathEscapeError(UnsafeFileError):
     """A path that would resolve outside the data dir."""
+
+
+@dataclass(frozen=True)
+class Anchored:
+    """A path named by the data dir's real path and the components below it, so that
+    every open can walk it one component at a time without following a link."""
+
+    root: str
+    parts: tuple[str, ...]
+
+    @property
+    def relative(self) -> str:
+        """What messages show: the path inside the data dir, never an absolute one."""
+        return "/".join(self.parts)
+
+    def sibling(self, name: str) -> Anchored:
+        return Anchored(self.root, (*self.parts[:-1], name))
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,10 @@ class DataLayout:
 
     def global_overrides(self) -> Path:
         return self._inside(self.root / GLOBAL_OVERRIDES_FILE)
+
+    def anchored(self, path: Path) -> Anchored:
+        """``path`` (one of this layout's) as the data dir plus the components below it."""
+        return Anchored(self.real_root, path.relative_to(self.root).parts)
 
     def _inside(self, path: Path) -> Path:
         """``path`` itself, if no symlink below the root leads it outside the root.

@@ -105,6 +105,7 @@ class BuiltinStore:
         self._paths = {
             target: layout.store_file(target, user_id, agent_id) for target in ("user", "memory")
         }
+        self._files = {target: layout.anchored(path) for target, path in self._paths.items()}
         self._repairs: dict[Target, asyncio.Task[None]] = {}
 
     def path(self, target: Target) -> Path:
@@ -118,9 +119,9 @@ class BuiltinStore:
 
     async def _current(self, target: Target) -> _Current:
         if self._journal is None:
-            return _Current(await read_file(self.path(target)), None)
+            return _Current(await read_file(self._files[target]), None)
         state, head = await asyncio.gather(
-            read_file(self.path(target)),
+            read_file(self._files[target]),
             self._journal.head(target, self.user_id, self.agent_id),
         )
         return _Current(state, head)
@@ -149,9 +150,9 @@ class BuiltinStore:
                 return applied  # a no-op leaves even a non-canonical file untouched
             raw = current.state.data
             if not current.lagging and raw is not None and not parsed.canonical:
-                backup = path.with_name(f"{path.name}.{time.time_ns()}.bak")
+                backup = self._files[target].sibling(f"{path.name}.{time.time_ns()}.bak")
                 await write_atomic(backup, raw)
-                log.info("store_backup_before_normalise", file=path.name, backup=backup.name)
+                log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
             data = serialise(applied.entries)
             committed = guard if applied.changes else None
             overtaken = not await self._replace(target, lease, current, data, (committed, applied))
@@ -194,7 +195,7 @@ class BuiltinStore:
                 else None,
             )
 
-        written = await write_atomic(self.path(target), data, before_commit=commit)
+        written = await write_atomic(self._files[target], data, before_commit=commit)
         if self._journal is None:
             return True
         return await self._journal.confirm(target, self.user_id, self.agent_id, written) == version
