@@ -5,6 +5,9 @@ checked here, once, before anything else sees them. The rule is a whitelist:
 letters and digits of any script plus ``. _ - @ +``, starting with a letter or
 digit, at most 128 characters, and already in NFKC form (so no full-width
 solidus or other compatibility character can fold into a path separator later).
+Names Windows reserves for devices (``CON``, ``NUL``, ``COM1`` ..., with or
+without an extension) and names ending in a dot (Windows drops it) are refused
+too, so a data dir on an SMB share or a Windows host stays safe.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from typing import Literal
 MAX_ID_LENGTH = 128
 DEFAULT_THREAD = "default"  # the session of calls that name no thread
 _EXTRA_CHARS = frozenset("._-@+")
+_WINDOWS_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+    + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)]
+)
 
 IdKind = Literal["user_id", "agent_id", "thread_id"]
 
@@ -52,6 +59,10 @@ def _reason(value: str) -> str | None:
         return "is not in NFKC form (compatibility characters are refused)"
     if not value[0].isalnum():
         return "must start with a letter or digit"
+    if value.endswith("."):
+        return "must not end with '.' (Windows drops it)"
+    if value.split(".", 1)[0].upper() in _WINDOWS_DEVICES:
+        return "is a name Windows reserves for a device"
     for ch in value:
         if not (ch.isalnum() or ch in _EXTRA_CHARS):
             return f"contains {ch!r}; allowed: letters, digits and . _ - @ +"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from memsvc.ids import validate_id
+from memsvc.ids import IdKind, InvalidIdError, validate_id
 
 Target = Literal["user", "memory"]
 
@@ -61,6 +61,7 @@ class DataLayout:
 
     root: Path
     real_root: str = field(default="", compare=False)
+    _probed: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def at(cls, data_dir: str | os.PathLike[str]) -> DataLayout:
@@ -68,10 +69,45 @@ class DataLayout:
         return cls(root, os.path.realpath(root))
 
     def user_dir(self, user_id: str) -> Path:
-        return self._inside(self.root / "users" / validate_id("user_id", user_id))
+        return self._inside(self.root / "users" / self._folder_name("user_id", user_id))
 
     def agent_dir(self, user_id: str, agent_id: str) -> Path:
-        return self._inside(self.user_dir(user_id) / "agents" / validate_id("agent_id", agent_id))
+        agent = self._folder_name("agent_id", agent_id)
+        return self._inside(self.user_dir(user_id) / "agents" / agent)
+
+    def _folder_name(self, kind: IdKind, value: str) -> str:
+        """An id as a folder name: on a case-insensitive file system only in lower case,
+        or ``Alice`` and ``alice`` would share one folder (and one memory)."""
+        name = validate_id(kind, value)
+        if name != name.lower() and self.case_insensitive:
+            raise InvalidIdError(
+                kind,
+                value,
+                "has upper-case letters, and the data dir is on a case-insensitive file "
+                "system where it would share a folder with its lower-case twin",
+            )
+        return name
+
+    @property
+    def case_insensitive(self) -> bool:
+        """Whether the data dir's file system folds case (probed once, with a temp file)."""
+        if "case_insensitive" not in self._probed:
+            name = f".case-probe-{os.getpid()}-{id(self):x}"
+            try:
+                fd = os.open(
+                    os.path.join(self.real_root, name),
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                    0o600,
+                )
+            except FileNotFoundError:
+                return False  # no data dir yet, so no folder to share: ask again later
+            os.close(fd)
+            try:
+                folds = os.path.exists(os.path.join(self.real_root, name.upper()))
+            finally:
+                os.unlink(os.path.join(self.real_root, name))
+            self._probed["case_insensitive"] = folds
+        return self._probed["case_insensitive"]
 
     def store_file(self, target: Target, user_id: str, agent_id: str) -> Path:
         """``USER.md`` is shared by the user's agents; ``MEMORY.md`` is per agent."""

@@ -6,7 +6,18 @@ import pytest
 
 from memsvc.ids import MAX_ID_LENGTH, InvalidIdError, validate_id, validate_optional_id
 
-GOOD = ["alice", "u-123", "user@example.com", "A1.b_c+d", "张三", "thread-9f8e7d", "x" * 128]
+GOOD = [
+    "alice",
+    "u-123",
+    "user@example.com",
+    "A1.b_c+d",
+    "张三",
+    "thread-9f8e7d",
+    "x" * 128,
+    "console",
+    "com10",
+    "nul-pointer",
+]
 BAD = {
     "empty": "",
     "too_long": "x" * (MAX_ID_LENGTH + 1),
@@ -30,6 +41,11 @@ BAD = {
     "hash_tag_brace": "a{b}",
     "colon": "a:b",
     "star": "a*",
+    "windows_device": "CON",
+    "windows_device_lower": "nul",
+    "windows_device_extension": "com1.md",
+    "windows_printer": "LPT9",
+    "trailing_dot": "alice.",
 }
 
 

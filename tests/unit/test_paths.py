@@ -60,3 +60,20 @@ def test_a_symlinked_data_dir_itself_is_fine(tmp_path: Path) -> None:
     os.symlink(real, tmp_path / "link")
     layout = DataLayout.at(tmp_path / "link")
     assert layout.store_file("user", "u1", "a1").name == "USER.md"
+
+
+def test_this_file_system_is_probed_as_case_sensitive(tmp_path: Path) -> None:
+    layout = DataLayout.at(tmp_path)
+    assert layout.case_insensitive is False
+    assert layout.user_dir("Alice") != layout.user_dir("alice")
+    assert [p.name for p in tmp_path.iterdir()] == []  # the probe cleans up
+
+
+def test_on_a_case_insensitive_file_system_ids_must_be_lower_case(tmp_path: Path) -> None:
+    layout = DataLayout.at(tmp_path)
+    layout._probed["case_insensitive"] = True  # as on macOS, Windows or an SMB share
+    assert layout.user_dir("alice").name == "alice"
+    with pytest.raises(InvalidIdError, match="case-insensitive"):
+        layout.user_dir("Alice")
+    with pytest.raises(InvalidIdError, match="case-insensitive"):
+        layout.agent_dir("alice", "Coder")
