@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient, MemoryServiceError
-from memsvc.config import ConfigError, ConfigLoader
+from memsvc.config import ConfigError, ConfigLoader, mask_url
 from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
 from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
@@ -178,7 +178,15 @@ async def _sync_turn(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 async def _config(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     loader = ConfigLoader(DataLayout.at(settings.data_dir), settings.config)
     effective = await loader.effective(ns.user)
-    _emit({"config": effective.config.model_dump(mode="json"), "sources": dict(effective.sources)})
+    config = effective.config.model_dump(mode="json")  # a SecretStr dumps as "**********"
+    sources: dict[str, str] = dict(effective.sources)
+    hindsight = config["hindsight"]
+    if settings.hindsight_url is not None:  # what the workers use, as they use it
+        hindsight["api_url"], sources["hindsight.api_url"] = settings.hindsight_url, "env"
+    if settings.hindsight_api_key is not None:
+        hindsight["api_key"], sources["hindsight.api_key"] = "**********", "env"
+    hindsight["api_url"] = mask_url(hindsight["api_url"])
+    _emit({"config": config, "sources": sources})
     return EXIT_OK
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import structlog
 import yaml
@@ -33,6 +34,7 @@ from pydantic import (
 
 from memsvc.atomicfile import read_bytes
 from memsvc.paths import Anchored, DataLayout, UnsafeFileError
+from memsvc.security import Scanner
 from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
@@ -218,7 +220,22 @@ def check_override(data: Any, where: str) -> dict[str, Any]:
                 f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
             )
     _validate(data, where)
+    mission = data.get("hindsight", {}).get("bank_mission")
+    if isinstance(mission, str) and (problem := Scanner().check(mission)):
+        # it is sent to Hindsight, which folds it into what it tells a model
+        raise ConfigError(f"{where}: hindsight.bank_mission refused: {problem}")
     return data
+
+
+def mask_url(url: str) -> str:
+    """``url`` with any password (and user name) in it replaced, for printing and logs."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 _ENV_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
@@ -247,7 +264,13 @@ def load_yaml_layer(path: Path) -> dict[str, Any]:
     """The ``memory:`` section of a ``config.yaml`` (or the whole file when it has none)."""
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except yaml.MarkedYAMLError as exc:  # by position only: the line may hold a secret
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: cannot be read as YAML{where}: {exc.problem}") from None
+    except yaml.YAMLError:
+        raise ConfigError(f"{path}: cannot be read as YAML") from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
     if doc is None:
         return {}
