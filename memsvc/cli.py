@@ -129,6 +129,8 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         args = json.loads(ns.args_json)
     except json.JSONDecodeError as exc:
         raise UsageError(f"--json is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("--json is nested too deeply") from None
     if not isinstance(args, dict):
         raise UsageError("--json must be a JSON object")
     async with _client(settings) as mem:

@@ -13,6 +13,7 @@ recorded and inspected instead of dropped.
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from typing import Annotated, Any, Literal
@@ -20,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     TypeAdapter,
@@ -34,6 +36,7 @@ NO_THREAD = "none"  # the thread of events that belong to no session (tool_schem
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024
+MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
 AgentId = Annotated[str, AfterValidator(lambda v: validate_id("agent_id", v))]
@@ -41,26 +44,40 @@ ThreadId = Annotated[str, AfterValidator(lambda v: validate_id("thread_id", v))]
 OptionalThreadId = Annotated[str, AfterValidator(lambda v: validate_optional_id("thread_id", v))]
 
 
-def _utf8(value: Any) -> Any:
+def _utf8(value: str) -> str:
     """Refuse text that has no UTF-8 form (a lone surrogate, from JSON ``"\\ud800"`` or
     from undecodable bytes) here, with a clear error, not halfway through a publish."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("text is not valid Unicode (it holds a lone surrogate)") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _utf8(key)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text is not valid Unicode (it holds a lone surrogate)") from None
+    return value
+
+
+def _plain_json(value: Any) -> Any:
+    """Arguments that survive the trip as JSON unchanged: text with a UTF-8 form, finite
+    numbers (NaN would arrive as ``null``) and at most ``MAX_ARGS_DEPTH`` levels of
+    nesting. Walked without recursion, so no depth can overflow the stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
             _utf8(item)
-    elif isinstance(value, list):
-        for item in value:
-            _utf8(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{item!r} is not a number JSON can carry")
+        elif isinstance(item, dict | list):
+            if depth > MAX_ARGS_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_ARGS_DEPTH} levels")
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                if isinstance(key, str):
+                    _utf8(key)
+                stack.append((child, depth + 1))
     return value
 
 
 Text = Annotated[str, AfterValidator(_utf8)]
-Args = Annotated[dict[str, Any], AfterValidator(_utf8)]
+Args = Annotated[dict[str, Any], BeforeValidator(_plain_json)]
 
 
 class _Model(BaseModel):

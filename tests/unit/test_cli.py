@@ -164,6 +164,12 @@ def test_a_bank_mission_override_is_scanned_like_any_text_a_user_sets(
     assert code == 2 and "bank_mission refused" in err
 
 
+def test_deeply_nested_json_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    deep = '{"action": "add", "x": ' + "[" * 3000 + "]" * 3000 + "}"
+    code, _, err = run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", deep)
+    assert code == 2 and err.strip().splitlines() == ["memsvc: --json is nested too deeply"]
+
+
 def test_a_bad_config_file_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from memsvc.events import (
     MAX_EVENT_BYTES,
@@ -86,3 +87,43 @@ def test_an_invalid_event_still_yields_its_readable_fields() -> None:
     assert info.value.field("reply_to") == "svc:inbox:abc"
     assert info.value.field("user_id") == "u1"
     assert info.value.field("nothing") is None
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        ({"action": "add", "content": float("nan")}, "nan is not a number JSON can carry"),
+        ({"action": "add", "content": float("inf")}, "inf is not a number JSON can carry"),
+        ({"operations": [{"content": "\ud800"}]}, "lone surrogate"),
+    ],
+)
+def test_arguments_that_json_would_change_are_refused_saying_why(
+    args: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(ValidationError, match=reason):
+        MemoryWritePayload(args=args)
+
+
+def test_arguments_nested_thousands_deep_are_refused_without_recursion() -> None:
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ValidationError, match="nested deeper than 32 levels"):
+        MemoryWritePayload(args={"action": "add", "content": deep})
+    shallow: Any = "x"
+    for _ in range(30):
+        shallow = {"k": shallow}
+    assert MemoryWritePayload(args={"x": shallow}).args == {"x": shallow}
+
+
+async def test_the_client_refuses_nan_and_deep_nesting_before_publishing(
+    service: Any,
+) -> None:
+    deep: Any = "x"
+    for _ in range(3000):
+        deep = [deep]
+    for args in ({"action": "add", "target": "user", "content": float("nan")}, {"x": deep}):
+        result = await service.client.call_tool("u1", "a1", "t1", "memory", args)
+        assert result["success"] is False and "Nothing was written" in result["error"]
+    assert await service.runtime.bus.pending_count() == 0
+    assert await service.log() == []
