@@ -566,6 +566,7 @@ async def test_a_write_queued_behind_a_busy_file_is_applied_later_and_can_be_loo
     assert applied is not None and applied["success"] is True
     assert service.runtime.layout.store_file("user", "u1", "a1").read_bytes() == b"Name: Ada"
     assert len(tries) == 2
+    await until(lambda: _count(service, 2))  # the receipt is written before the log record
     assert [(e.outcome, e.detail["deliveries"]) for e in await service.log()] == [
         ("error", 1),
         ("ok", 2),
