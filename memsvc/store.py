@@ -107,6 +107,7 @@ class BuiltinStore:
         }
         self._files = {target: layout.anchored(path) for target, path in self._paths.items()}
         self._repairs: dict[Target, asyncio.Task[None]] = {}
+        self._dirty: set[Target] = set()
 
     def path(self, target: Target) -> Path:
         return self._paths[target]
@@ -135,7 +136,6 @@ class BuiltinStore:
         :class:`AlreadyApplied` (the guard recognised an earlier delivery).
         """
         path = self.path(target)
-        overtaken = False
         async with self._locks.hold(target, self.user_id, self.agent_id) as lease:
             if lease.fence is not None and self._journal is None:
                 raise TypeError("writes under a Redis lease need the file journal")
@@ -143,7 +143,7 @@ class BuiltinStore:
             parsed = parse(current.data)
             if guard is not None and await guard.already_applied():
                 if current.lagging:
-                    await self._replace(target, lease, current, current.data, None)
+                    await asyncio.shield(self._replace(target, lease, current, current.data, None))
                 raise AlreadyApplied
             applied = apply(parsed.entries, ops, self.limits.of(target))
             if not applied.changes and not current.lagging:
@@ -155,12 +155,15 @@ class BuiltinStore:
                 log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
             data = serialise(applied.entries)
             committed = guard if applied.changes else None
-            overtaken = not await self._replace(target, lease, current, data, (committed, applied))
-        if overtaken:
-            # A newer version was committed while this writer stalled, and its own
-            # (older) file may just have replaced it on disk: put the head back.
-            log.warning("store_overtaken_repairing", file=path.name, user_id=self.user_id)
-            await self.write(target, [])
+            # Once it starts, a replacement runs to its end even if this task is cancelled
+            # (a worker dropping an event another took over): a commit without its rename
+            # and confirmation would leave the file lagging until somebody read it.
+            await asyncio.shield(
+                self._replace(target, lease, current, data, (committed, applied))
+            )
+        repair = self._repairs.get(target)
+        if repair is not None and repair is not asyncio.current_task():
+            await asyncio.shield(repair)  # the caller sees the file settled
         return applied
 
     async def _replace(
@@ -170,8 +173,8 @@ class BuiltinStore:
         current: _Current,
         data: bytes,
         receipt: tuple[WriteGuard | None, Applied] | None,
-    ) -> bool:
-        """Commit and rename ``data``; ``False`` if a newer version was committed meanwhile."""
+    ) -> None:
+        """Commit and rename ``data``; repair the file if a newer version overtook it."""
         guard, applied = receipt or (None, None)
         version = 0
 
@@ -197,17 +200,29 @@ class BuiltinStore:
 
         written = await write_atomic(self._files[target], data, before_commit=commit)
         if self._journal is None:
-            return True
-        return await self._journal.confirm(target, self.user_id, self.agent_id, written) == version
+            return
+        head = await self._journal.confirm(target, self.user_id, self.agent_id, written)
+        if head != version:
+            # A newer version was committed while this writer stalled, and its own
+            # (older) file may just have replaced it on disk: put the head back.
+            log.warning("store_overtaken_repairing", file=self.path(target).name)
+            self._repair_soon(target)
 
     def _repair_soon(self, target: Target) -> None:
-        """Put a lagging file right off the reader's path (readers never wait for a lock)."""
+        """Put a lagging file right, in a task of its own (readers never wait for a lock).
+
+        A repair asked for while one runs makes it run once more: the running one may
+        have looked at the file before the newest late rename.
+        """
+        self._dirty.add(target)
         if target in self._repairs:
             return
 
         async def repair() -> None:
             try:
-                await self.write(target, [])
+                while target in self._dirty:
+                    self._dirty.discard(target)
+                    await self.write(target, [])
             except Exception as exc:  # the next write repairs it as well
                 log.warning("store_repair_failed", file=self.path(target).name, error=repr(exc))
             finally:

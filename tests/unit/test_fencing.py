@@ -162,3 +162,34 @@ async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
     assert await a.store.read("user") == ["edited by hand"]
     assert (await a.add("three"))["success"]
     assert on_disk(path) == ["edited by hand", "three"]
+
+
+async def test_a_writer_cancelled_after_its_late_rename_still_puts_the_file_right(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker drops an event another worker took over (its task is cancelled) right after
+    its stalled write renamed an older version over B's: the file still ends in step,
+    without anyone reading or writing it again."""
+    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+    stopped, resume = stall_at(a, "committed", monkeypatch)
+    first = asyncio.create_task(a.add("from A"))
+    await stopped.wait()
+    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
+    assert (await b.add("from B"))["success"]
+    confirm = a.journal.confirm
+
+    async def cancelled_then_confirm(*args: Any, **kwargs: Any) -> int:
+        first.cancel()  # the heartbeat found the event gone, just after the late rename
+        await asyncio.sleep(0)
+        return await confirm(*args, **kwargs)
+
+    monkeypatch.setattr(a.journal, "confirm", cancelled_then_confirm)
+    resume.set()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    path = a.store.path("user")
+
+    async def settled() -> bool:
+        return sorted(on_disk(path)) == ["from A", "from B"]
+
+    await until(settled, timeout=10)
