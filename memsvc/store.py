@@ -158,9 +158,7 @@ class BuiltinStore:
             # Once it starts, a replacement runs to its end even if this task is cancelled
             # (a worker dropping an event another took over): a commit without its rename
             # and confirmation would leave the file lagging until somebody read it.
-            await asyncio.shield(
-                self._replace(target, lease, current, data, (committed, applied))
-            )
+            await asyncio.shield(self._replace(target, lease, current, data, (committed, applied)))
         repair = self._repairs.get(target)
         if repair is not None and repair is not asyncio.current_task():
             await asyncio.shield(repair)  # the caller sees the file settled

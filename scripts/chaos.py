@@ -87,9 +87,8 @@ async def main(args: argparse.Namespace) -> int:
         n = 0
         while time.time() < until:
             content = f"{agent_id} fact {n}"
-            result = await mem.call_tool(
-                user, agent_id, "t", "memory", {"action": "add", "target": "user", "content": content}
-            )
+            args = {"action": "add", "target": "user", "content": content}
+            result = await mem.call_tool(user, agent_id, "t", "memory", args)
             if result.get("success"):
                 acknowledged.append((user, content))
             elif result.get("pending"):
