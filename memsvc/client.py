@@ -362,10 +362,15 @@ class MemoryClient:
         """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`."""
         if self._listener is None:
             raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        seconds = self._settings.redis_timeout_seconds
         try:
-            await self._bus.publish(event, order=order)
+            # the whole publish, also the wait for a pool connection other calls are opening
+            async with asyncio.timeout(seconds):
+                await self._bus.publish(event, order=order)
+        except TimeoutError as exc:
+            raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
         except REDIS_DOWN as exc:
-            raise MemoryUnavailableError(f"Redis unavailable: {exc or type(exc).__name__}") from exc
+            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
 
     async def _request(self, event: Any, seconds: float) -> dict[str, Any] | None:
         """Publish ``event`` and wait for its reply, both within ``seconds``.
@@ -380,9 +385,9 @@ class MemoryClient:
                 try:
                     await self._publish(event)
                 except MemoryUnavailableError as exc:
-                    if not isinstance(exc.__cause__, RedisTimeoutError):
+                    if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
                         raise
-                    # sent but not confirmed: Redis may still take it, and a reply come
+                    # maybe sent, not confirmed: Redis may still take it, and a reply come
                 return await future
         except TimeoutError:
             return None
