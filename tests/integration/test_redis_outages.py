@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memsvc.errors import MemoryUnavailableError
+from arq.connections import ArqRedis
+from arq.jobs import Job, JobStatus
 
 from memsvc.client import MemoryClient
+from memsvc.errors import MemoryUnavailableError
 from memsvc.eventlog import EventLog
-from memsvc.jobs import ArqJobs
+from memsvc.jobs import ArqJobs, deserialise_job, serialise_job
 from memsvc.sessions import SessionState
 from tests.conftest import until
 from tests.integration.conftest import RedisServer, WorkerPool
@@ -156,11 +158,6 @@ async def test_workers_ride_out_two_redis_restarts_under_load(
     assert set(turns_acked) <= numbered
     assert await state.turn_count("user-0", "agent-0", "t") == len(numbered)
     # and the background job loops still run jobs
-    from arq.connections import ArqRedis
-    from arq.jobs import Job, JobStatus
-
-    from memsvc.jobs import deserialise_job, serialise_job
-
     arq = ArqRedis.from_url(redis_server.url)
     arq.job_serializer, arq.job_deserializer = serialise_job, deserialise_job
     jobs = ArqJobs(arq, own_workers.keys.job_queue, expires_seconds=600)
@@ -190,3 +187,58 @@ async def test_workers_ride_out_two_redis_restarts_under_load(
 
     await until(jobs_done)
     await arq.aclose()
+
+
+async def test_a_frozen_redis_costs_each_client_call_its_deadline_not_a_hang(
+    own_workers: WorkerPool, redis_server: RedisServer
+) -> None:
+    await own_workers.start(1)
+    settings = own_workers.settings(prefetch_deadline_seconds=1.0, tool_deadline_seconds=3.0)
+    timings: dict[str, float] = {}
+
+    async def timed(name: str, call: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return await asyncio.wait_for(call, HANG_SECONDS)
+        finally:
+            timings[name] = time.monotonic() - started
+
+    async with MemoryClient(settings=settings) as mem:
+        add = {"action": "add", "target": "memory", "content": "before the freeze"}
+        assert (await mem.call_tool("u1", "a1", "t1", "memory", add))["success"]
+        assert "before the freeze" in (await mem.prefetch("u1", "a1", "t1")).text
+        redis_server.pause()
+        try:
+            ctx = await timed("prefetch", mem.prefetch("u1", "a1", "t1"))
+            written = await timed(
+                "call_tool",
+                mem.call_tool("u1", "a1", "t1", "memory", {**add, "content": "during the freeze"}),
+            )
+            with pytest.raises(MemoryUnavailableError):
+                await timed("tool_schemas", mem.tool_schemas("u1", "a1"))
+            with pytest.raises(MemoryUnavailableError):
+                await timed("reload_snapshot", mem.reload_snapshot("u1", "a1", "t1"))
+            with pytest.raises(MemoryUnavailableError):
+                await timed(
+                    "sync_turn",
+                    mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
+                )
+            with pytest.raises(MemoryUnavailableError):
+                await timed("session_switch", mem.session_switch("u1", "a1", "t2"))
+        finally:
+            redis_server.resume()
+        print("frozen Redis, seconds per call:", {k: round(v, 2) for k, v in timings.items()})
+        # the degraded prefetch: no text (the snapshot is in the frozen Redis), and why
+        assert (ctx.degraded, ctx.text) == (True, "")
+        assert set(ctx.skipped) == {"service", "builtin"}
+        # the write was sent and not confirmed: the model is told not to repeat it
+        assert (written["success"], written.get("pending")) == (False, True)
+        bounds = {"prefetch": 1.0, "call_tool": 3.0, "tool_schemas": 3.0, "reload_snapshot": 3.0}
+        for name, seconds in timings.items():
+            # deadline (or the 2 s command timeout) plus slack for a busy 2-core machine
+            assert seconds <= bounds.get(name, settings.redis_timeout_seconds) + 2.0, timings
+        # Redis answers again: so does the service
+        assert (await mem.call_tool("u1", "a1", "t1", "memory", {**add, "content": "after"}))[
+            "success"
+        ]
+    assert own_workers.procs[0].poll() is None
