@@ -24,8 +24,9 @@ from typing import Any
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
-from memsvc.client import MemoryClient, MemoryServiceError
+from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, mask_url
+from memsvc.errors import MemoryServiceError
 from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
 from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
@@ -203,11 +204,9 @@ def _needs_redis(settings: ServiceSettings, command: str) -> str:
 
 def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _needs_redis(settings, "worker")
-    from arq.worker import run_worker
+    from workers.settings import run
 
-    from workers.settings import WorkerSettings
-
-    run_worker(WorkerSettings, burst=ns.burst)  # type: ignore[arg-type]
+    run(burst=ns.burst)
     return EXIT_OK
 
 

@@ -14,6 +14,11 @@ reply, pushed to this process's inbox, until a deadline: a prefetch that misses
 it returns the thread's frozen snapshot if one exists and says what was
 skipped; it never raises because a provider is slow or down. Without a Redis
 URL the client runs an embedded worker in this process.
+
+Every call is bounded, also when Redis refuses or stops answering:
+``prefetch`` and ``call_tool`` answer within their deadline with a result that
+says what happened; the other calls raise :class:`MemoryUnavailableError`
+(see :mod:`memsvc.errors`) within their deadline or ``MEMSVC_REDIS_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ import structlog
 from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.bus import EventBus
 from memsvc.embedded import EmbeddedService
+from memsvc.errors import MemoryServiceError, MemoryUnavailableError
 from memsvc.eventlog import EventLog
 from memsvc.events import (
     NO_THREAD,
@@ -54,13 +61,20 @@ from memsvc.events import (
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.keys import Keys
 from memsvc.receipts import Receipts
+from memsvc.redisconn import REDIS_DOWN, Outage, connect
 from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
 from memsvc.tool import MEMORY_SCHEMA
 from memsvc.validation import describe
 
+__all__ = ["MemoryClient", "MemoryServiceError", "MemoryUnavailableError", "PrefetchContext"]
+
 log = structlog.get_logger(__name__)
+
+# A prefetch keeps this share of its deadline (at most FALLBACK_MAX_SECONDS) to read the
+# frozen snapshot when no reply came, so that even the fallback ends within the deadline.
+FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 
 
 @dataclass(frozen=True)
@@ -77,10 +91,6 @@ class PrefetchContext:
     def scrubber(self) -> StreamingScrubber | None:
         """A scrubber for this turn's streamed output (recalled memory never shown verbatim)."""
         return StreamingScrubber(self.scrub_tag) if self.scrub_tag else None
-
-
-class MemoryServiceError(RuntimeError):
-    """The service answered that it could not process a request."""
 
 
 class MemoryClient:
@@ -113,7 +123,7 @@ class MemoryClient:
     async def __aenter__(self) -> MemoryClient:
         if self._redis is None:
             if self._url:
-                self._redis = Redis.from_url(self._url)
+                self._redis = connect(self._url, self._settings)
             else:
                 self._embedded = EmbeddedService(self._settings)
                 self._redis = await self._embedded.start()
@@ -155,20 +165,21 @@ class MemoryClient:
     ) -> PrefetchContext:
         """The memory to inject before this turn's model call."""
         seconds = self._settings.prefetch_deadline_seconds if deadline is None else deadline
+        ends = time.monotonic() + seconds
         event = PrefetchEvent(
             **self._envelope(user_id, agent_id, thread_id, seconds),
             payload=PrefetchPayload(query=query),
         )
         try:
-            reply = await self._request(event, seconds)
-        except RedisError as exc:
-            return PrefetchContext(
-                text="", skipped={"service": f"Redis unavailable: {exc}"}, degraded=True
+            reply = await self._request(
+                event, seconds - min(seconds * FALLBACK_SHARE, FALLBACK_MAX_SECONDS)
             )
+        except MemoryUnavailableError as exc:
+            return await self._fallback(event, str(exc), ends)
         if reply is None:
-            return await self._fallback(event, f"no reply within {seconds:g}s")
+            return await self._fallback(event, f"no reply within {seconds:g}s", ends)
         if not reply.get("ok", False):
-            return await self._fallback(event, str(reply.get("error", "worker error")))
+            return await self._fallback(event, str(reply.get("error", "worker error")), ends)
         return PrefetchContext(
             text=reply["text"],
             blocks=reply.get("blocks", {}),
@@ -180,12 +191,15 @@ class MemoryClient:
     async def queue_prefetch(
         self, user_id: str, agent_id: str, thread_id: str, query: str = ""
     ) -> None:
-        """Ask the worker to prepare the next turn's context; returns at once."""
+        """Ask the worker to prepare the next turn's context; returns at once.
+
+        Raises :class:`MemoryUnavailableError` when Redis does not take the event.
+        """
         event = PrefetchEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),
             payload=PrefetchPayload(query=query, warm=True),
         )
-        await self._bus.publish(event)
+        await self._publish(event)
 
     async def call_tool(
         self,
@@ -212,7 +226,15 @@ class MemoryClient:
                 "error": f"Invalid {name} arguments: {describe(exc, root='args')}. "
                 "Nothing was written.",
             }
-        reply = await self._request(event, seconds)
+        try:
+            reply = await self._request(event, seconds)
+        except MemoryUnavailableError:
+            return {
+                "success": False,
+                "retryable": True,
+                "error": "Memory is unavailable right now. Nothing was saved. Continue with "
+                "your reply; the fact can be saved in a later turn.",
+            }
         if reply is None:
             return {
                 "success": False,
@@ -241,14 +263,18 @@ class MemoryClient:
     async def tool_schemas(
         self, user_id: str, agent_id: str, *, deadline: float | None = None
     ) -> list[dict[str, Any]]:
-        """OpenAI function schemas of the tools this user's agent may call."""
+        """OpenAI function schemas of the tools this user's agent may call.
+
+        Raises :class:`MemoryUnavailableError` when Redis or the workers do not answer
+        within the deadline, :class:`MemoryServiceError` when the worker fails.
+        """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         event = ToolSchemasEvent(**self._envelope(user_id, agent_id, NO_THREAD, seconds))
         reply = await self._request(event, seconds)
-        if reply is None or not reply.get("ok", False):
-            raise MemoryServiceError(
-                "no tool schemas" if reply is None else str(reply.get("error"))
-            )
+        if reply is None:
+            raise MemoryUnavailableError(f"no tool schemas within {seconds:g}s")
+        if not reply.get("ok", False):
+            raise MemoryServiceError(str(reply.get("error")))
         schemas: list[dict[str, Any]] = reply["schemas"]
         return schemas
 
@@ -265,7 +291,8 @@ class MemoryClient:
         """Record a finished turn; returns the event id once it is durably in Redis.
 
         ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
-        without it turns are numbered in the order they are processed.
+        without it turns are numbered in the order they are processed. Raises
+        :class:`MemoryUnavailableError` when Redis does not take the event.
         """
         event = SyncTurnEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),
@@ -280,7 +307,7 @@ class MemoryClient:
             if turn_index is not None
             else self._keys.turn_queue(event.user_id, event.agent_id, event.thread_id)
         )
-        await self._bus.publish(event, order=order)
+        await self._publish(event, order=order)
         return event.id
 
     async def session_switch(
@@ -292,25 +319,34 @@ class MemoryClient:
         parent_thread_id: str = "",
         reset: bool = True,
     ) -> str:
-        """The agent moved to ``new_thread_id``; returns the event id once it is in Redis."""
+        """The agent moved to ``new_thread_id``; returns the event id once it is in Redis.
+
+        Raises :class:`MemoryUnavailableError` when Redis does not take the event.
+        """
         event = SessionSwitchEvent(
             **self._envelope(user_id, agent_id, new_thread_id, None, reply=False),
             payload=SessionSwitchPayload(
                 parent_thread_id=validate_optional_id("thread_id", parent_thread_id), reset=reset
             ),
         )
-        await self._bus.publish(event)
+        await self._publish(event)
         return event.id
 
     async def reload_snapshot(
         self, user_id: str, agent_id: str, thread_id: str, *, deadline: float | None = None
     ) -> str:
-        """Refresh the thread's frozen snapshot from the files now; returns the new text."""
+        """Refresh the thread's frozen snapshot from the files now; returns the new text.
+
+        Raises :class:`MemoryUnavailableError` when Redis or the workers do not answer
+        within the deadline, :class:`MemoryServiceError` when the worker fails.
+        """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         event = SnapshotReloadEvent(**self._envelope(user_id, agent_id, thread_id, seconds))
         reply = await self._request(event, seconds)
-        if reply is None or not reply.get("ok", False):
-            raise MemoryServiceError("no reply" if reply is None else str(reply.get("error")))
+        if reply is None:
+            raise MemoryUnavailableError(f"no reply within {seconds:g}s")
+        if not reply.get("ok", False):
+            raise MemoryServiceError(str(reply.get("error")))
         text: str = reply["text"]
         return text
 
@@ -334,14 +370,37 @@ class MemoryClient:
             "deadline": time.time() + seconds if seconds is not None else None,
         }
 
-    async def _request(self, event: Any, seconds: float) -> dict[str, Any] | None:
+    async def _publish(self, event: Any, *, order: str | None = None) -> None:
+        """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`."""
         if self._listener is None:
             raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        seconds = self._settings.redis_timeout_seconds
+        try:
+            # the whole publish, also the wait for a pool connection other calls are opening
+            async with asyncio.timeout(seconds):
+                await self._bus.publish(event, order=order)
+        except TimeoutError as exc:
+            raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
+        except REDIS_DOWN as exc:
+            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
+
+    async def _request(self, event: Any, seconds: float) -> dict[str, Any] | None:
+        """Publish ``event`` and wait for its reply, both within ``seconds``.
+
+        None when no reply came in time (a publish Redis did not confirm in time may
+        still be delivered); :class:`MemoryUnavailableError` when Redis refused it.
+        """
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[event.id] = future
         try:
-            await self._bus.publish(event)
-            return await asyncio.wait_for(future, seconds)
+            async with asyncio.timeout(seconds):
+                try:
+                    await self._publish(event)
+                except MemoryUnavailableError as exc:
+                    if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
+                        raise
+                    # maybe sent, not confirmed: Redis may still take it, and a reply come
+                return await future
         except TimeoutError:
             return None
         finally:
@@ -349,13 +408,14 @@ class MemoryClient:
 
     async def _listen(self) -> None:
         assert self._redis is not None
+        outage = Outage("client_inbox_unavailable", cap=2.0)
         while True:
             try:
                 item = await self._redis.blpop([self._inbox], timeout=1)  # type: ignore[misc]
-            except RedisError as exc:
-                log.warning("client_inbox_unavailable", error=str(exc))
-                await asyncio.sleep(0.5)
+            except REDIS_DOWN as exc:
+                await outage.wait(exc)
                 continue
+            outage.over()
             if item is None:
                 continue
             try:
@@ -367,13 +427,19 @@ class MemoryClient:
             if future is not None and not future.done():
                 future.set_result(reply)
 
-    async def _fallback(self, event: PrefetchEvent, reason: str) -> PrefetchContext:
+    async def _fallback(self, event: PrefetchEvent, reason: str, ends: float) -> PrefetchContext:
         """What is ready without a worker: the thread's frozen snapshot, if it has one."""
         try:
-            snapshot = await self._snapshots.get(event.user_id, event.agent_id, event.thread_id)
-        except RedisError as exc:
+            async with asyncio.timeout(max(0.0, ends - time.monotonic())):
+                snapshot = await self._snapshots.get(event.user_id, event.agent_id, event.thread_id)
+        except (RedisError, OSError) as exc:  # OSError: also the deadline's TimeoutError
             return PrefetchContext(
-                text="", skipped={"service": reason, "builtin": str(exc)}, degraded=True
+                text="",
+                skipped={
+                    "service": reason,
+                    "builtin": str(exc) or "Redis did not answer before the deadline",
+                },
+                degraded=True,
             )
         if snapshot is None:
             return PrefetchContext(

@@ -34,6 +34,7 @@ from memsvc.ids import InvalidIdError
 from memsvc.locks import LocalQueues
 from memsvc.paths import UnsafeFileError
 from memsvc.receipts import Receipt
+from memsvc.redisconn import Outage
 from memsvc.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -74,6 +75,7 @@ class Consumer:
         housekeeping = asyncio.create_task(self._housekeeping())
         log.info("consumer_started", consumer=self.name)
         self._not_reading.clear()
+        outage = Outage("consumer_read_failed", cap=5.0, consumer=self.name)
         try:
             while not self._stopping.is_set():
                 await self._slots.acquire()
@@ -89,13 +91,14 @@ class Consumer:
                         break  # stop() cut the blocked read short; anything it got stays pending
                     raise
                 except (RedisError, OSError) as exc:
-                    log.warning("consumer_read_failed", error=str(exc))
-                    await asyncio.sleep(0.5)
-                    if "NOGROUP" in str(exc):  # Redis lost the stream (a restart, a flush)
+                    if "NOGROUP" in str(exc):  # Redis is back without the stream (empty, flushed)
                         with contextlib.suppress(RedisError, OSError):
                             await self._bus.join(self.name)
                             log.warning("consumer_rejoined", consumer=self.name)
+                            continue
+                    await outage.wait(exc)
                     continue
+                outage.over()
                 if self._stopping.is_set():
                     break  # read while stopping: left pending, another worker claims them
                 for delivery in deliveries:

@@ -69,6 +69,9 @@ class ServiceSettings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     config: Path | None = None  # a config.yaml; defaults apply when unset
     redis_url: str | None = None
+    redis_connect_timeout_seconds: PositiveFloat = 1.0  # a Redis that takes no connections
+    # a command Redis does not answer; above the 1 s that inbox and stream reads block
+    redis_timeout_seconds: float = Field(default=2.0, ge=1.5)
     hindsight_url: str | None = None  # overrides memory.hindsight.api_url of config.yaml
     hindsight_api_key: SecretStr | None = None  # overrides memory.hindsight.api_key
     key_prefix: str = Field(default="memsvc", pattern=r"^[A-Za-z0-9_.\-]{1,64}$")

@@ -11,9 +11,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -30,15 +32,18 @@ class WorkerPool:
     keys: Keys
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def settings(self) -> ServiceSettings:
+    def settings(self, **overrides: Any) -> ServiceSettings:
         return ServiceSettings(
-            redis_url=self.env["MEMSVC_REDIS_URL"],
-            key_prefix=self.env["MEMSVC_KEY_PREFIX"],
-            data_dir=Path(self.env["MEMSVC_DATA_DIR"]),
-            # generous: on a loaded 2-core machine a worker may answer late; the tests
-            # assert what was written, not how fast
-            tool_deadline_seconds=30.0,
-            prefetch_deadline_seconds=3.0,
+            **{
+                "redis_url": self.env["MEMSVC_REDIS_URL"],
+                "key_prefix": self.env["MEMSVC_KEY_PREFIX"],
+                "data_dir": Path(self.env["MEMSVC_DATA_DIR"]),
+                # generous: on a loaded 2-core machine a worker may answer late; the
+                # tests assert what was written, not how fast
+                "tool_deadline_seconds": 30.0,
+                "prefetch_deadline_seconds": 3.0,
+                **overrides,
+            }
         )
 
     async def start(self, count: int = 1) -> None:
@@ -121,26 +126,102 @@ class WorkerPool:
                 proc.wait()
 
 
-@pytest.fixture
-async def workers(
-    tmp_path: Path, real_redis: Redis, real_redis_url: str, test_prefix: str
-) -> AsyncIterator[WorkerPool]:
+def _pool(tmp_path: Path, redis: Redis, url: str, prefix: str) -> WorkerPool:
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("MEMSVC_")},
-        "MEMSVC_REDIS_URL": real_redis_url,
-        "MEMSVC_KEY_PREFIX": test_prefix,
+        "MEMSVC_REDIS_URL": url,
+        "MEMSVC_KEY_PREFIX": prefix,
         "MEMSVC_DATA_DIR": str(tmp_path / "data"),
         "MEMSVC_CLAIM_IDLE_SECONDS": "2",
         "MEMSVC_LOG_LEVEL": "warning",
     }
-    pool = WorkerPool(env, log_dir, real_redis, Keys(test_prefix))
+    return WorkerPool(env, log_dir, redis, Keys(prefix))
+
+
+@pytest.fixture
+async def workers(
+    tmp_path: Path, real_redis: Redis, real_redis_url: str, test_prefix: str
+) -> AsyncIterator[WorkerPool]:
+    pool = _pool(tmp_path, real_redis, real_redis_url, test_prefix)
     yield pool
     pool.stop_all()
     arq_keys = [k async for k in real_redis.scan_iter(match=f"arq:*{test_prefix}*", count=500)]
     if arq_keys:
         await real_redis.delete(*arq_keys)
+
+
+@dataclass
+class RedisServer:
+    """A redis-server of one test, which the test may restart or freeze."""
+
+    port: int
+    data_dir: Path
+    proc: subprocess.Popen[bytes] | None = None
+    paused: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """AOF with fsync on every write: a restart keeps everything Redis acknowledged."""
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        args += ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
+        self.proc = subprocess.Popen(
+            ["redis-server", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.resume()
+        self.proc.terminate()  # SIGTERM: Redis fsyncs the AOF and exits
+        self.proc.wait(timeout=30)
+        self.proc = None
+
+    def pause(self) -> None:
+        """SIGSTOP: connections are accepted by the kernel, nothing is ever answered."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        if self.proc is not None and self.paused:
+            self.proc.send_signal(signal.SIGCONT)
+            self.paused = False
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    data_dir = tmp_path / "redis"
+    data_dir.mkdir()
+    server = RedisServer(_free_port(), data_dir)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def own_workers(
+    tmp_path: Path, redis_server: RedisServer, test_prefix: str
+) -> AsyncIterator[WorkerPool]:
+    """Worker processes on this test's own redis-server (stopped with it afterwards)."""
+    redis = Redis.from_url(redis_server.url, socket_timeout=2, socket_connect_timeout=1)
+    pool = _pool(tmp_path, redis, redis_server.url, test_prefix)
+    yield pool
+    redis_server.resume()
+    pool.stop_all()
+    await redis.aclose()
 
 
 SERVER_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "hindsight_server.py"

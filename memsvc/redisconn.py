@@ -1,0 +1,76 @@
+"""How memsvc reaches Redis: bounded waits, and backoff while it is away.
+
+Every connection has a connect timeout and a command (socket) timeout, so a
+Redis that accepts connections but never answers (paused, swapping, a
+half-done failover) costs a caller those seconds instead of hanging it. A
+command whose pooled connection died with a restart is retried once on a fresh
+connection. Loops that wait an outage out (a worker's stream read and job
+poll, a client's inbox) back off exponentially with jitter up to a cap, so an
+outage of minutes costs a few log lines, not two a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import EqualJitterBackoff, NoBackoff
+from redis.exceptions import ConnectionError, TimeoutError
+
+from memsvc.settings import ServiceSettings
+
+log = structlog.get_logger(__name__)
+
+# What an unreachable or unresponsive Redis raises (sockets raise OSError directly).
+REDIS_DOWN: tuple[type[Exception], ...] = (ConnectionError, TimeoutError, OSError)
+
+
+def connection_options(settings: ServiceSettings) -> dict[str, Any]:
+    """Keyword arguments of ``Redis(...)`` for every connection memsvc opens."""
+    return {
+        "socket_connect_timeout": settings.redis_connect_timeout_seconds,
+        "socket_timeout": settings.redis_timeout_seconds,
+        # a dead pooled connection (Redis restarted) gets one fresh try; a timeout does not:
+        # retrying it would multiply how long a caller waits on a Redis that does not answer
+        "retry": Retry(NoBackoff(), 1, supported_errors=(ConnectionError,)),
+        "retry_on_error": [ConnectionError],
+    }
+
+
+def connect(url: str, settings: ServiceSettings) -> Redis:
+    redis: Redis = Redis.from_url(url, **connection_options(settings))
+    return redis
+
+
+class Outage:
+    """Consecutive failures of one loop to reach Redis, and how long to wait after each.
+
+    Waits grow from ``base`` to ``cap`` seconds with jitter (so that many processes do
+    not reconnect in step); the first success after an outage is logged once.
+    """
+
+    def __init__(self, event: str, *, cap: float, base: float = 0.25, **fields: Any) -> None:
+        self._event = event
+        self._backoff = EqualJitterBackoff(cap=cap, base=base)
+        self._fields = fields
+        self.failures = 0
+
+    async def wait(self, exc: BaseException) -> None:
+        self.failures += 1
+        delay = self._backoff.compute(self.failures)
+        log.warning(
+            self._event,
+            error=str(exc) or type(exc).__name__,
+            failures=self.failures,
+            retry_in=round(delay, 2),
+            **self._fields,
+        )
+        await asyncio.sleep(delay)
+
+    def over(self) -> None:
+        if self.failures:
+            log.warning("redis_reachable_again", after=self._event, failures=self.failures)
+            self.failures = 0

@@ -1,0 +1,94 @@
+"""MemoryClient when Redis refuses: documented results and errors, and a listener that
+backs off instead of hammering a Redis that is down."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+from redis.asyncio import Redis
+from structlog.testing import capture_logs
+
+from memsvc.client import MemoryClient
+from memsvc.errors import MemoryServiceError, MemoryUnavailableError
+from memsvc.settings import ServiceSettings
+from tests.conftest import until
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> ServiceSettings:
+    return ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
+
+
+@pytest.fixture
+async def refused(settings: ServiceSettings) -> AsyncIterator[MemoryClient]:
+    """A client whose Redis refuses every connection (nothing listens on port 1)."""
+    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    async with MemoryClient(settings=settings, redis=dead) as mem:
+        yield mem
+    await dead.aclose()
+
+
+async def test_call_tool_when_redis_refuses_says_nothing_was_saved_and_may_be_retried(
+    refused: MemoryClient,
+) -> None:
+    args = {"action": "add", "target": "memory", "content": "a fact"}
+    result = await refused.call_tool("u1", "a1", "t1", "memory", args)
+    assert (result["success"], result["retryable"]) == (False, True)
+    assert "Nothing was saved" in result["error"]
+
+
+async def test_other_calls_raise_memory_unavailable_when_redis_refuses(
+    refused: MemoryClient,
+) -> None:
+    calls: list[Any] = [
+        refused.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
+        refused.session_switch("u1", "a1", "t2"),
+        refused.queue_prefetch("u1", "a1", "t1"),
+        refused.tool_schemas("u1", "a1"),
+        refused.reload_snapshot("u1", "a1", "t1"),
+    ]
+    for call in calls:
+        with pytest.raises(MemoryUnavailableError) as raised:
+            await call
+        assert isinstance(raised.value, MemoryServiceError)  # one tree to catch
+
+
+async def test_prefetch_when_redis_refuses_is_degraded_and_says_why(
+    refused: MemoryClient,
+) -> None:
+    ctx = await refused.prefetch("u1", "a1", "t1", deadline=0.5)
+    assert (ctx.degraded, ctx.text) == (True, "")
+    assert set(ctx.skipped) == {"service", "builtin"}
+
+
+async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it_is_back(
+    settings: ServiceSettings,
+) -> None:
+    server = fakeredis.FakeServer()
+    redis = fakeredis.aioredis.FakeRedis(server=server)
+    server.connected = False
+    with capture_logs() as logs:
+        async with MemoryClient(settings=settings, redis=redis):
+
+            def failures() -> list[dict[str, Any]]:
+                return [e for e in logs if e["event"] == "client_inbox_unavailable"]
+
+            async def three_failures() -> bool:
+                return len(failures()) >= 3
+
+            await until(three_failures)
+            # each wait doubles from 0.25-0.5 s, with jitter
+            for entry in failures()[:3]:
+                ceiling = 0.25 * 2 ** entry["failures"]
+                assert ceiling / 2 <= entry["retry_in"] <= ceiling, failures()
+            server.connected = True
+
+            async def back() -> bool:
+                return any(e["event"] == "redis_reachable_again" for e in logs)
+
+            await until(back)
+    await redis.aclose()

@@ -1,0 +1,57 @@
+"""A worker's read loop while Redis is down, and after it comes back empty."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+from structlog.testing import capture_logs
+
+from memsvc.client import MemoryClient
+from memsvc.consumer import Consumer
+from memsvc.runtime import Runtime
+from memsvc.settings import ServiceSettings
+from tests.conftest import until
+
+
+async def test_the_read_loop_backs_off_then_rejoins_a_redis_that_came_back_empty(
+    tmp_path: Path,
+) -> None:
+    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
+    server = fakeredis.FakeServer()
+    redis = fakeredis.aioredis.FakeRedis(server=server)
+    runtime = Runtime(settings, redis)
+    consumer = Consumer(runtime, name="w1")
+    add = {"action": "add", "target": "memory", "content": "before"}
+    with capture_logs() as logs:
+        task = asyncio.create_task(consumer.run())
+        async with MemoryClient(settings=settings, redis=redis) as mem:
+            assert (await mem.call_tool("u1", "a1", "t1", "memory", add))["success"]
+            server.connected = False
+
+            def failures() -> list[dict[str, Any]]:
+                return [e for e in logs if e["event"] == "consumer_read_failed"]
+
+            async def three_failures() -> bool:
+                return len(failures()) >= 3
+
+            await until(three_failures)
+            for entry in failures()[:3]:  # waits double from 0.25-0.5 s, with jitter
+                ceiling = 0.25 * 2 ** entry["failures"]
+                assert ceiling / 2 <= entry["retry_in"] <= ceiling, failures()
+            server.connected = True
+            await redis.flushall()  # Redis restarted without its data: no stream, no group
+            again = await mem.call_tool(
+                "u1", "a1", "t1", "memory", {**add, "content": "after"}, deadline=30
+            )
+        assert again["success"], again
+        assert any(e["event"] == "consumer_rejoined" for e in logs)
+        await consumer.stop(1.0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await runtime.aclose()
+    await redis.aclose()

@@ -1,0 +1,27 @@
+"""The worker's job loop while Redis is down."""
+
+from __future__ import annotations
+
+import fakeredis
+from arq.connections import ArqRedis
+
+from workers.settings import ResilientWorker, WorkerSettings
+
+
+async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
+    server = fakeredis.FakeServer()
+    pool = ArqRedis(connection_pool=fakeredis.aioredis.FakeRedis(server=server).connection_pool)
+    worker = ResilientWorker(
+        functions=WorkerSettings.functions,
+        redis_pool=pool,
+        queue_name="svc:jobs",
+        handle_signals=False,
+        poll_delay=0.01,
+    )
+    server.connected = False
+    await worker._poll_iteration()  # arq alone raises ConnectionError here: the process ends
+    assert worker._outage.failures == 1
+    server.connected = True
+    await worker._poll_iteration()
+    assert worker._outage.failures == 0
+    await pool.aclose()
