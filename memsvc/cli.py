@@ -176,7 +176,9 @@ async def _sync_turn(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 
 
 async def _config(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    loader = ConfigLoader(DataLayout.at(settings.data_dir), settings.config)
+    loader = ConfigLoader(
+        DataLayout.at(settings.data_dir), settings.config, hindsight_url=settings.hindsight_url
+    )
     effective = await loader.effective(ns.user)
     _emit({"config": effective.config.model_dump(mode="json"), "sources": dict(effective.sources)})
     return EXIT_OK

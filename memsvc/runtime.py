@@ -61,7 +61,9 @@ class Runtime:
         self.settings = settings
         self.redis = redis
         self.layout = DataLayout.at(settings.data_dir)
-        self.configs = ConfigLoader(self.layout, settings.config)
+        self.configs = ConfigLoader(
+            self.layout, settings.config, hindsight_url=settings.hindsight_url
+        )
         self.keys = Keys(settings.key_prefix)
         self.locks: WriteLocks = (
             RedisLocks(
@@ -121,10 +123,9 @@ class Runtime:
     def hindsight(self, config: MemoryConfig) -> HindsightClient:
         """The process's one Hindsight client (one connection pool for every agent)."""
         if self._hindsight is None:
-            url = self.settings.hindsight_url or config.hindsight.api_url
             key = self.settings.hindsight_api_key or config.hindsight.api_key
             self._hindsight = HindsightClient(
-                url,
+                config.hindsight.api_url,
                 api_key=key.get_secret_value() if key is not None else None,
                 timeouts=Timeouts(
                     recall=self.settings.hindsight_recall_timeout_seconds,
