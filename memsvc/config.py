@@ -335,6 +335,13 @@ class ConfigLoader:
             path = self._user_paths[user_id] = self._layout.user_config(user_id)
         return path
 
+    def deployment(self) -> MemoryConfig:
+        """The config before per-user overrides (which cannot change providers or URLs)."""
+        merged: dict[str, Any] = {}
+        for _, layer in [("yaml", self._yaml), *self._env]:
+            merged = _deep_merge(merged, layer)
+        return _validate(merged, "config")
+
     async def effective(self, user_id: str, *, strict: bool = True) -> EffectiveConfig:
         """``strict``: a bad override file raises :class:`ConfigError`. Otherwise (serving
         a user's agents) the bad layer is left out, logged and named in ``problems``:
