@@ -40,8 +40,19 @@ log = structlog.get_logger(__name__)
 
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
-# the id of the job running in this task (the same on every try), "" outside a job
-current_job_id: contextvars.ContextVar[str] = contextvars.ContextVar("current_job_id", default="")
+
+@dataclass(frozen=True)
+class JobTry:
+    """The job running in this task: its id (the same on every try), and whether a failure
+    of this try parks it rather than retrying it."""
+
+    job_id: str
+    last: bool
+
+
+current_job: contextvars.ContextVar[JobTry | None] = contextvars.ContextVar(
+    "current_job", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -179,7 +190,11 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
     async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
         job_try = int(ctx.get("job_try", 1))
         started = time.perf_counter()
-        current_job_id.set(str(ctx.get("job_id") or ""))
+        age = time.time() - float(payload.get("enqueued_at", time.time()))
+        last = (
+            job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
+        )
+        current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
         try:
             async with asyncio.timeout(policy.try_seconds):
                 await function(ctx, payload)

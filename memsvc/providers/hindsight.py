@@ -43,7 +43,7 @@ from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
 from memsvc.edits import Action
 from memsvc.hindsight import HindsightClient, HindsightError, Memory, RetainItem
 from memsvc.ids import DEFAULT_THREAD
-from memsvc.jobs import JobQueue, current_job_id
+from memsvc.jobs import JobQueue, current_job
 from memsvc.keys import Keys
 from memsvc.locks import KeyedLocks
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
@@ -351,11 +351,16 @@ class HindsightProvider(MemoryProvider):
         Raises when a round fails.
         """
         bank = self.banks(thread_id).work
+        job = current_job.get()
         retained = 0
         while True:
-            await self._ensure_bank(bank)
             flushed = await self._turns.flush(
-                thread_id, bank, run_async=self.config.retain_async, owner=current_job_id.get()
+                thread_id,
+                bank,
+                run_async=self.config.retain_async,
+                owner=job.job_id if job is not None else "",
+                hold=job is not None and not job.last,
+                prepare=self._ensure_bank,
             )
             retained += flushed.retained
             if not flushed.again:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 import structlog
@@ -150,11 +150,23 @@ class TurnBuffer:
         )
         return [_text(m) for m in members]
 
-    async def flush(self, thread_id: str, bank: str, *, run_async: bool, owner: str) -> Flushed:
+    async def flush(
+        self,
+        thread_id: str,
+        bank: str,
+        *,
+        run_async: bool,
+        owner: str,
+        hold: bool,
+        prepare: Callable[[str], Awaitable[None]],
+    ) -> Flushed:
         """One round, unless another job is flushing the thread (then it takes this turn too).
 
         ``owner`` is the job asking (the same id on each of its tries), or empty
-        outside a job. Raises when the round fails; the turns stay buffered.
+        outside a job; ``hold``: when the round fails, the thread stays the owner's
+        until its retry (not on its last try: a parked job would block the thread).
+        ``prepare(bank)`` runs before a round sends anything (the
+        bank's upsert). Raises when the round fails; the turns stay buffered.
         """
         wanted, flusher = self._key("wanted", thread_id), self._key("flusher", thread_id)
         await self._redis.set(wanted, "1", ex=SESSION_TTL_SECONDS)
@@ -165,15 +177,21 @@ class TurnBuffer:
             return Flushed(retained=0, again=False)
         try:
             await self._redis.delete(wanted)
-            retained = await self._round(thread_id, bank, run_async)
+            retained = await self._round(thread_id, bank, run_async, prepare)
         except BaseException:
-            hold = int(self.limits.hold_seconds * 1000) if owner else 0
-            await asyncio.shield(self._keep(keys=[flusher], args=[token, hold]))
+            keep_ms = int(self.limits.hold_seconds * 1000) if owner and hold else 0
+            await asyncio.shield(self._keep(keys=[flusher], args=[token, keep_ms]))
             raise
         await self._keep(keys=[flusher], args=[token, 0])
         return Flushed(retained=retained, again=bool(await self._redis.exists(wanted)))
 
-    async def _round(self, thread_id: str, bank: str, run_async: bool) -> int:
+    async def _round(
+        self,
+        thread_id: str,
+        bank: str,
+        run_async: bool,
+        prepare: Callable[[str], Awaitable[None]],
+    ) -> int:
         buffer, ops_key = self._key("buffer", thread_id), self._key("ops", thread_id)
         records = {
             _text(op): json.loads(raw)
@@ -188,6 +206,8 @@ class TurnBuffer:
             key=lambda kv: int(kv[0]),
         )
         retained = 0
+        if fresh:
+            await prepare(bank)
         for batch in batches(fresh, self.limits):
             items = [RetainItem.model_validate_json(value) for _, value in batch]
             result = await self._client.submit_retain(bank, items, run_async=run_async)

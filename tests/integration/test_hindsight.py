@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -370,3 +371,75 @@ async def test_retains_hindsight_accepts_but_cannot_process_are_retried_until_th
     await asyncio.sleep(2)  # operations still queued in Hindsight settle
     assert await units(hindsight, work) == 2
     assert await DeadLetters(pool.redis, pool.keys).records() == []
+
+
+async def _retain_requests(pool: WorkerPool, bank: str) -> list[dict[str, object]]:
+    """The retain requests the workers sent to ``bank`` that Hindsight answered, from the
+    ``hindsight_retain_sent`` lines of their logs (what an operator would read)."""
+    sent = []
+    for path in sorted(pool.log_dir.glob("worker-*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if '"hindsight_retain_sent"' not in line:
+                continue
+            entry = json.loads(line)
+            if entry.get("bank") == bank and entry.get("status") is not None:
+                sent.append(entry)
+    return sent
+
+
+async def _drained(pool: WorkerPool, hindsight: HindsightClient, work: str, count: int) -> bool:
+    """Queue empty, nothing buffered or pending, and every turn in Hindsight."""
+    if await pool.redis.zcard(pool.keys.job_queue):
+        return False
+    for key in (
+        pool.keys.retain_buffer("zoe", "a1", "t1"),
+        pool.keys.retain_operations("zoe", "a1", "t1"),
+    ):
+        if await pool.redis.exists(key):
+            return False
+    return len(await hindsight.list_documents(work)) == count
+
+
+async def _publish_turns(pool: WorkerPool, count: int) -> None:
+    async with MemoryClient(settings=pool.settings()) as mem:
+        await asyncio.gather(
+            *(
+                mem.sync_turn(
+                    "zoe", "a1", "t1", user_content=f"fact number {n}", assistant_content="ok"
+                )
+                for n in range(count)
+            )
+        )
+
+
+async def _assert_each_turn_once(
+    pool: WorkerPool, hindsight: HindsightClient, work: str, count: int
+) -> None:
+    assert sorted(turns(await hindsight.list_documents(work))) == sorted(
+        f"t1:{n}" for n in range(1, count + 1)
+    )
+    assert await units(hindsight, work) == count
+    assert await DeadLetters(pool.redis, pool.keys).records() == []
+
+
+BACKLOG = 300
+BATCHES = -(-BACKLOG // 50)  # at the default of 50 turns per retain request
+
+
+async def test_a_backlog_of_turns_in_one_thread_drains_in_a_few_batches(
+    pool: WorkerPool, hindsight: HindsightClient, env: str
+) -> None:
+    pool.env["MEMSVC_LOG_LEVEL"] = "info"  # for the hindsight_retain_sent lines
+    await pool.start(2)  # two processes: one flush of the thread at a time across both
+    work = f"{env}-work-zoe-a1"
+    started = time.monotonic()
+    await _publish_turns(pool, BACKLOG)
+    # measured: drained in ~NN s on an idle 2-core machine; generous for a busy one
+    await until(lambda: _drained(pool, hindsight, work, BACKLOG), timeout=240, every=0.5)
+    drained_in = time.monotonic() - started
+    await _assert_each_turn_once(pool, hindsight, work, BACKLOG)
+    sent = await _retain_requests(pool, work)
+    # measured: NN requests; one per turn (the old behaviour) would be 300 or more
+    print("MEASURE backlog", round(drained_in, 1), len(sent), [e["items"] for e in sent])
+    assert len(sent) <= 3 * BATCHES, (len(sent), drained_in)
+    assert all(int(str(entry["items"])) <= 50 for entry in sent)
