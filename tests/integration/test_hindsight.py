@@ -350,7 +350,8 @@ async def test_retains_hindsight_accepts_but_cannot_process_are_retried_until_th
 ) -> None:
     if hindsight_server.data_dir is None:
         pytest.fail("this test pauses Hindsight's embedder: leave MEMSVC_TEST_HINDSIGHT_URL unset")
-    pool.env["MEMSVC_JOB_TIMEOUT_SECONDS"] = "4"  # an async retain is waited for 2.4 s a try
+    # an async retain is waited for 2.4 s a try, within the try's 3.2 s
+    pool.env.update(MEMSVC_JOB_TIMEOUT_SECONDS="4", MEMSVC_HINDSIGHT_RETAIN_PENDING_SECONDS="2.4")
     await pool.start(1)
     work = f"{env}-work-hana-a1"
     hindsight_server.pause_embedder(True)
@@ -434,12 +435,51 @@ async def test_a_backlog_of_turns_in_one_thread_drains_in_a_few_batches(
     work = f"{env}-work-zoe-a1"
     started = time.monotonic()
     await _publish_turns(pool, BACKLOG)
-    # measured: drained in ~NN s on an idle 2-core machine; generous for a busy one
+    # measured: drained 16-19 s after the first publish on an idle 2-core machine (the
+    # whole test ~35 s); the bound is generous for a busy one
     await until(lambda: _drained(pool, hindsight, work, BACKLOG), timeout=240, every=0.5)
     drained_in = time.monotonic() - started
     await _assert_each_turn_once(pool, hindsight, work, BACKLOG)
     sent = await _retain_requests(pool, work)
     # measured: NN requests; one per turn (the old behaviour) would be 300 or more
-    print("MEASURE backlog", round(drained_in, 1), len(sent), [e["items"] for e in sent])
+    # measured: 7-8 requests (e.g. 50, 50, 43, 50, 50, 50, 4, 3 turns); one per turn, as
+    # before, would be 300 and more
     assert len(sent) <= 3 * BATCHES, (len(sent), drained_in)
     assert all(int(str(entry["items"])) <= 50 for entry in sent)
+
+
+async def test_a_backlog_queued_during_an_outage_drains_in_a_few_batches(
+    pool: WorkerPool, hindsight: HindsightClient, hindsight_server: HindsightServer, env: str
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.fail("this test stops and restarts Hindsight: leave MEMSVC_TEST_HINDSIGHT_URL unset")
+    # the pool's retry waits are capped at 2 s (production: 300 s, ~29 min of tries), so a
+    # 60 s outage needs more tries than the default 20 before a job would be parked
+    pool.env.update(MEMSVC_LOG_LEVEL="info", MEMSVC_JOB_MAX_TRIES="100")
+    await pool.start(2)
+    work = f"{env}-work-zoe-a1"
+    hindsight_server.stop_api()
+    try:
+        outage = time.monotonic()
+        await _publish_turns(pool, BACKLOG)
+        buffer = pool.keys.retain_buffer("zoe", "a1", "t1")
+
+        async def all_buffered() -> bool:
+            return int(await pool.redis.hlen(buffer)) == BACKLOG  # type: ignore[misc]
+
+        await until(all_buffered, timeout=60, every=0.2)
+        await asyncio.sleep(max(0.0, 60 - (time.monotonic() - outage)))
+        # one job retries for the thread; the others left their turns to it and ended
+        assert await pool.redis.zcard(pool.keys.job_queue) <= 2
+    finally:
+        hindsight_server.start_api()
+    back = time.monotonic()
+    # measured: drained 13 s after the API was back (the whole test ~90 s, 60 s of them
+    # the outage); the bound is generous for a busy machine
+    await until(lambda: _drained(pool, hindsight, work, BACKLOG), timeout=240, every=0.5)
+    drained_in = time.monotonic() - back
+    await _assert_each_turn_once(pool, hindsight, work, BACKLOG)
+    sent = await _retain_requests(pool, work)
+    # measured: 6 requests of 50 turns (requests refused while the API was down never
+    # reached it and are not counted)
+    assert len(sent) <= 3 * BATCHES, (len(sent), drained_in)
