@@ -179,7 +179,9 @@ async def _sync_turn(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 
 
 async def _config(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    loader = ConfigLoader(DataLayout.at(settings.data_dir), settings.config)
+    loader = ConfigLoader(
+        DataLayout.at(settings.data_dir), settings.config, hindsight_url=settings.hindsight_url
+    )
     effective = await loader.effective(ns.user)
     config = effective.config.model_dump(mode="json")  # a SecretStr dumps as "**********"
     sources: dict[str, str] = dict(effective.sources)

@@ -1,11 +1,16 @@
 """Memory configuration: the schema, the four layers, the whitelist, the sources.
 
 Layers, lowest first: pydantic defaults < ``config.yaml`` (the ``memory:``
-section) < global overrides (``{data_dir}/memory_user_overrides.json``, written
-by an admin) < per-user overrides (``{data_dir}/users/{user}/memory_config.json``).
+section) < the environment (``MEMSVC_HINDSIGHT_URL``) < global overrides
+(``{data_dir}/memory_user_overrides.json``, written by an admin) < per-user
+overrides (``{data_dir}/users/{user}/memory_config.json``).
 The two override layers may only touch :data:`USER_WRITABLE_FIELDS`; anything
 else is refused with an error naming the field, never dropped silently, because
 a silently ignored setting is a bug report waiting to happen.
+
+A Hindsight URL that is set (in the environment or as ``hindsight.api_url`` of
+the yaml) means "use it": the provider becomes ``hindsight`` unless the yaml
+names a ``provider`` itself (``provider: builtin`` keeps Hindsight off).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
 
-Source = Literal["default", "yaml", "global", "user"]
+Source = Literal["default", "yaml", "env", "global", "user"]
 
 
 class _Section(BaseModel):
@@ -57,7 +62,7 @@ class BuiltinConfig(_Section):
 
 class HindsightConfig(_Section):
     mode: Literal["cloud", "local_embedded", "local_external"] = "local_external"
-    api_url: str = "http://localhost:8765"
+    api_url: str = "http://localhost:8888"  # hindsight-api's own default port
     api_key: SecretStr | None = None
     bank_id_template: str = "deerflow-user-{user_id}"
     work_bank_id_template: str = "deerflow-work-{user_id}-{agent_id}"
@@ -286,6 +291,19 @@ def load_yaml_layer(path: Path) -> dict[str, Any]:
     return layer
 
 
+def _env_layer(yaml_layer: dict[str, Any], url: str | None) -> list[tuple[Source, dict[str, Any]]]:
+    """What a Hindsight URL implies: the URL itself, and the provider unless the yaml names one."""
+    layers: list[tuple[Source, dict[str, Any]]] = []
+    if url:
+        layers.append(("env", {"hindsight": {"api_url": url}}))
+    if "provider" not in yaml_layer:
+        if url:
+            layers.append(("env", {"provider": "hindsight"}))
+        elif "api_url" in (yaml_layer.get("hindsight") or {}):
+            layers.append(("yaml", {"provider": "hindsight"}))
+    return layers
+
+
 async def _read_json_layer(path: Anchored) -> Any:
     try:
         raw = await read_bytes(path)
@@ -319,10 +337,16 @@ class ConfigLoader:
     """
 
     def __init__(
-        self, layout: DataLayout, yaml_path: Path | None = None, *, cache_size: int = 4096
+        self,
+        layout: DataLayout,
+        yaml_path: Path | None = None,
+        *,
+        hindsight_url: str | None = None,
+        cache_size: int = 4096,
     ) -> None:
         self._layout = layout
         self._yaml = load_yaml_layer(yaml_path) if yaml_path is not None else {}
+        self._env = _env_layer(self._yaml, hindsight_url)
         self._cache_size = cache_size
         self._cache: dict[str, tuple[tuple[Any, Any], EffectiveConfig]] = {}
         self._global_path = layout.global_overrides()
@@ -335,6 +359,13 @@ class ConfigLoader:
                 self._user_paths.pop(next(iter(self._user_paths)))
             path = self._user_paths[user_id] = self._layout.user_config(user_id)
         return path
+
+    def deployment(self) -> MemoryConfig:
+        """The config before per-user overrides (which cannot change providers or URLs)."""
+        merged: dict[str, Any] = {}
+        for _, layer in [("yaml", self._yaml), *self._env]:
+            merged = _deep_merge(merged, layer)
+        return _validate(merged, "config")
 
     async def effective(self, user_id: str, *, strict: bool = True) -> EffectiveConfig:
         """``strict``: a bad override file raises :class:`ConfigError`. Otherwise (serving
@@ -356,7 +387,7 @@ class ConfigLoader:
         return effective
 
     async def _build(self, global_path: Path, user_path: Path) -> EffectiveConfig:
-        layers: list[tuple[Source, dict[str, Any]]] = [("yaml", self._yaml)]
+        layers: list[tuple[Source, dict[str, Any]]] = [("yaml", self._yaml), *self._env]
         problems: list[str] = []
         overrides: list[tuple[Source, Path]] = [("global", global_path), ("user", user_path)]
         for source, file in overrides:

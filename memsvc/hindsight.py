@@ -3,8 +3,9 @@
 Errors, so that callers catch at the level they care about::
 
     HindsightError                 anything that went wrong talking to Hindsight
-    ├── HindsightUnavailable       retryable: connect error, timeout, 429, 5xx
-    │                              (``retry_after`` from the response, when it says)
+    ├── HindsightUnavailable       retryable: connect error, timeout, 429, 5xx, an async
+    │   │                          retain still pending (``retry_after`` from the response)
+    │   └── OperationFailed        an accepted async retain that Hindsight failed to process
     └── HindsightRejected          not retryable: another 4xx (a bug or bad input)
 
 One pooled ``httpx.AsyncClient`` per process; each operation has its own
@@ -12,12 +13,15 @@ timeout (a recall sits on the request path and must be short, a reflect may
 think for a while). Requests are pydantic models dumped without ``None``s, so
 only fields Hindsight knows are ever sent; a response that names ignored
 parameters (``X-Ignored-Params``) is logged and counted in ``ignored_params``.
+Every retain request is logged (``hindsight_retain_sent``, info) with its bank,
+size, outcome and operation id: the load memsvc puts on Hindsight, line by line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,6 +35,7 @@ log = structlog.get_logger(__name__)
 
 Budget = Literal["low", "mid", "high"]
 _PAGE = 100  # documents per page of a listing
+WARM_UP_BANK = "memsvc-warm-up-never-created"
 
 
 class HindsightError(Exception):
@@ -52,6 +57,10 @@ class HindsightUnavailable(HindsightError):
         self.retry_after = retry_after
 
 
+class OperationFailed(HindsightUnavailable):
+    """Hindsight accepted an async retain and then failed it (or lost it): send it again."""
+
+
 class HindsightRejected(HindsightError):
     """Hindsight refused the request as it is; retrying it unchanged will not help."""
 
@@ -65,7 +74,7 @@ class Timeouts:
     reflect: float = 30.0
     other: float = 5.0
     connect: float = 0.5
-    processing: float = 20.0  # how long an async retain may take to be processed
+    processing: float = 15.0  # how long one try waits for an async retain to be processed
 
 
 class _Body(BaseModel):
@@ -220,6 +229,21 @@ class HindsightClient:
             return False
         return response.status_code == 200
 
+    async def warm_up(self, connections: int = 2) -> None:
+        """Open ``connections`` pooled connections the way a prefetch uses them.
+
+        A process's first request pays for httpx's and the server's first use (a
+        few hundred ms on a busy machine), more than a recall's timeout: a worker
+        pays it at start instead of on its first prefetch. Each recall asks a bank
+        that does not exist (an empty answer, nothing created).
+        """
+        await asyncio.gather(
+            *(
+                self.recall(WARM_UP_BANK, "warm-up", max_tokens=1, seconds=self.timeouts.other)
+                for _ in range(connections)
+            )
+        )
+
     async def upsert_bank(
         self, bank: str, *, reflect_mission: str = "", retain_mission: str = ""
     ) -> None:
@@ -239,21 +263,49 @@ class HindsightClient:
         With ``run_async`` Hindsight answers at once and processes the items in the
         background (extraction, embeddings); this then waits for that operation,
         because an accepted retain that later fails in Hindsight (its embedder or
-        LLM down) would otherwise count as done and be lost. It raises
-        :class:`HindsightUnavailable` when the operation fails or is not done
-        within ``timeouts.processing`` (retrying it is safe: same document ids).
+        LLM down) would otherwise count as done and be lost.
         """
-        body = _Retain(items=items, async_=run_async).payload()
-        response = await self._call(
-            "POST", f"{self._bank(bank)}/memories", body=body, seconds=self.timeouts.retain
-        )
-        assert response is not None
-        result: dict[str, Any] = response.json()
+        result = await self.submit_retain(bank, items, run_async=run_async)
         if run_async and result.get("operation_id"):
-            await self._processed(bank, str(result["operation_id"]))
+            await self.wait_processed(bank, str(result["operation_id"]))
         return result
 
-    async def _processed(self, bank: str, operation_id: str) -> None:
+    async def submit_retain(
+        self, bank: str, items: list[RetainItem], *, run_async: bool = False
+    ) -> dict[str, Any]:
+        """Send one retain request; with ``run_async`` the answer names its ``operation_id``."""
+        body = _Retain(items=items, async_=run_async).payload()
+        size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        started = time.perf_counter()
+        outcome: dict[str, Any] = {}
+        try:
+            response = await self._call(
+                "POST", f"{self._bank(bank)}/memories", body=body, seconds=self.timeouts.retain
+            )
+            assert response is not None
+            result: dict[str, Any] = response.json()
+            outcome = {"status": response.status_code, "operation_id": result.get("operation_id")}
+            return result
+        except HindsightError as exc:
+            outcome = {"status": exc.status, "error": str(exc)}
+            raise
+        finally:
+            log.info(
+                "hindsight_retain_sent",
+                bank=bank,
+                items=len(items),
+                bytes=size,
+                ms=round((time.perf_counter() - started) * 1000, 1),
+                **outcome,
+            )
+
+    async def wait_processed(self, bank: str, operation_id: str) -> None:
+        """Wait (up to ``timeouts.processing``) until Hindsight has processed an async retain.
+
+        Raises :class:`OperationFailed` when it failed or is unknown, and
+        :class:`HindsightUnavailable` when it is still pending: it was accepted, so
+        the caller waits on it again rather than sending it again.
+        """
         path = f"{self._bank(bank)}/operations/{quote(operation_id, safe='')}"
         deadline = time.monotonic() + self.timeouts.processing
         delay = 0.05
@@ -266,7 +318,7 @@ class HindsightClient:
                 return
             if status not in ("pending", "processing"):
                 error = operation.get("error_message") or "no reason given"
-                raise HindsightUnavailable(f"retain operation {operation_id} {status}: {error}")
+                raise OperationFailed(f"retain operation {operation_id} {status}: {error}")
             if time.monotonic() + delay > deadline:
                 raise HindsightUnavailable(
                     f"retain operation {operation_id} still {status} after "

@@ -17,6 +17,7 @@ least a retry waits.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import random
 import time
@@ -38,6 +39,20 @@ from memsvc.settings import ServiceSettings
 log = structlog.get_logger(__name__)
 
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class JobTry:
+    """The job running in this task: its id (the same on every try), and whether a failure
+    of this try parks it rather than retrying it."""
+
+    job_id: str
+    last: bool
+
+
+current_job: contextvars.ContextVar[JobTry | None] = contextvars.ContextVar(
+    "current_job", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -175,6 +190,11 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
     async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
         job_try = int(ctx.get("job_try", 1))
         started = time.perf_counter()
+        age = time.time() - float(payload.get("enqueued_at", time.time()))
+        last = (
+            job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
+        )
+        current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
         try:
             async with asyncio.timeout(policy.try_seconds):
                 await function(ctx, payload)
@@ -219,15 +239,18 @@ class InlineJobs:
         self._seen[job_id] = None
         if len(self._seen) > _INLINE_SEEN:
             self._seen.popitem(last=False)
-        task = asyncio.create_task(self._run(function, {"enqueued_at": time.time(), **payload}))
+        task = asyncio.create_task(
+            self._run(function, {"enqueued_at": time.time(), **payload}, job_id)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, function: str, payload: dict[str, Any]) -> None:
+    async def _run(self, function: str, payload: dict[str, Any], job_id: str) -> None:
         job_try = 1
         while True:
             try:
-                await self._functions[function]({**self._ctx, "job_try": job_try}, payload)
+                ctx = {**self._ctx, "job_id": job_id, "job_try": job_try}
+                await self._functions[function](ctx, payload)
                 return
             except Retry as retry:
                 await asyncio.sleep((retry.defer_score or 0) / 1000)

@@ -25,6 +25,9 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:journal:...:unconfirmed`` | zset | 7 d | committed versions not yet renamed |
 | ``{p}:{<user>}:hs:turns:<agent>:<thread>`` | hash | session ttl | turns not yet retained |
 | ``{p}:{<user>}:hs:buffered:<agent>`` | set | session ttl | threads with turns waiting |
+| ``{p}:{<user>}:hs:ops:<agent>:<thread>`` | hash | session ttl | async retains not yet processed |
+| ``{p}:{<user>}:hs:flusher:<agent>:<thread>`` | string | lease | the one job flushing the thread |
+| ``{p}:{<user>}:hs:wanted:<agent>:<thread>`` | string | session ttl | a flush is due |
 | ``{p}:{<user>}:hs:warm:<agent>:<thread>`` | string | 2 min | a recall made for the next turn |
 | ``{p}:{<user>}:lock:mirror:user`` | string | lease | one Hindsight mirror of USER.md at a time |
 | ``{p}:{<user>}:lock:mirror:memory:<agent>`` | string | lease | ... of an agent's MEMORY.md |
@@ -111,6 +114,15 @@ class Keys:
     # Hindsight provider state
     def retain_buffer(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("hs:turns", user_id, agent_id, thread_id)
+
+    def retain_operations(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("hs:ops", user_id, agent_id, thread_id)
+
+    def flusher(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("hs:flusher", user_id, agent_id, thread_id)
+
+    def flush_wanted(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("hs:wanted", user_id, agent_id, thread_id)
 
     def buffered_threads(self, user_id: str, agent_id: str) -> str:
         return f"{self._user(user_id)}:hs:buffered:{validate_id('agent_id', agent_id)}"

@@ -10,16 +10,18 @@ it for managers; nothing else constructs providers.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import structlog
 from redis.asyncio import Redis
 
 from memsvc.bus import EventBus
 from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
 from memsvc.eventlog import EventLog
-from memsvc.hindsight import HindsightClient, Timeouts
+from memsvc.hindsight import HindsightClient, HindsightError, Timeouts
 from memsvc.ids import validate_id
 from memsvc.jobs import DeadLetters, JobQueue
 from memsvc.journal import FileJournal
@@ -29,12 +31,15 @@ from memsvc.manager import MemoryManager, MirrorRequest
 from memsvc.paths import DataLayout
 from memsvc.providers.builtin import BuiltinProvider
 from memsvc.providers.hindsight import HindsightProvider
+from memsvc.providers.turnbuffer import FlushLimits
 from memsvc.receipts import Receipts
 from memsvc.security import Scanner
 from memsvc.sessions import SessionState
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore, Limits
+
+log = structlog.get_logger(__name__)
 
 MIRROR_JOB = "mirror_write"
 
@@ -62,7 +67,9 @@ class Runtime:
         self.settings = settings
         self.redis = redis
         self.layout = DataLayout.at(settings.data_dir)
-        self.configs = ConfigLoader(self.layout, settings.config)
+        self.configs = ConfigLoader(
+            self.layout, settings.config, hindsight_url=settings.hindsight_url
+        )
         self.keys = Keys(settings.key_prefix)
         self.locks: WriteLocks = (
             RedisLocks(
@@ -121,19 +128,33 @@ class Runtime:
             manager.external.configure(effective.config)  # per-user overrides apply at once
         return AgentMemory(manager=manager, config=effective)
 
+    async def warm_up(self) -> None:
+        """Connect to Hindsight now, if it is configured, not on the first prefetch.
+
+        Hindsight being down at start is logged, not fatal: the prefetches skip it.
+        """
+        config = self.configs.deployment()
+        if not (config.enabled and config.provider == "hindsight"):
+            return
+        started = time.perf_counter()
+        try:
+            await self.hindsight(config).warm_up()
+        except HindsightError as exc:
+            log.warning("hindsight_warm_up_failed", error=str(exc))
+            return
+        log.info("hindsight_warmed_up", ms=round((time.perf_counter() - started) * 1000, 1))
+
     def hindsight(self, config: MemoryConfig) -> HindsightClient:
         """The process's one Hindsight client (one connection pool for every agent)."""
         if self._hindsight is None:
-            url = self.settings.hindsight_url or config.hindsight.api_url
             key = self.settings.hindsight_api_key or config.hindsight.api_key
             self._hindsight = HindsightClient(
-                url,
+                config.hindsight.api_url,
                 api_key=key.get_secret_value() if key is not None else None,
                 timeouts=Timeouts(
                     recall=self.settings.hindsight_recall_timeout_seconds,
                     reflect=self.settings.hindsight_reflect_timeout_seconds,
-                    # an async retain is waited for within one try of its job
-                    processing=self.settings.job_timeout_seconds * 0.6,
+                    processing=self.settings.hindsight_retain_pending_seconds,
                 ),
             )
         return self._hindsight
@@ -179,9 +200,21 @@ class Runtime:
                     scanner=scanner,
                     upserted=self._upserted_banks,
                     env=self.settings.env,
+                    flush_limits=self._flush_limits(),
                 )
             )
         return manager
+
+    def _flush_limits(self) -> FlushLimits:
+        settings = self.settings
+        return FlushLimits(
+            batch_items=settings.hindsight_retain_batch_items,
+            batch_bytes=settings.hindsight_retain_batch_bytes,
+            lease_seconds=settings.job_timeout_seconds,  # a try ends before this
+            # a failed flush keeps its thread until its retry runs: the longest backoff, and
+            # arq's re-run of a killed job (its timeout + 10 s)
+            hold_seconds=settings.job_backoff_cap_seconds + 2 * settings.job_timeout_seconds + 10,
+        )
 
     async def _enqueue_mirror(self, request: MirrorRequest) -> None:
         assert self.jobs is not None

@@ -88,6 +88,11 @@ class ServiceSettings(BaseSettings):
     # is dropped while the other bank's answer still makes it
     hindsight_recall_timeout_seconds: PositiveFloat = 0.6
     hindsight_reflect_timeout_seconds: PositiveFloat = 8.0  # below the tool deadline
+    # how long one try of a job waits for an async retain Hindsight accepted; then the try
+    # fails and the next one waits on the same operation (keep it below 0.8 x job timeout)
+    hindsight_retain_pending_seconds: PositiveFloat = 15.0
+    hindsight_retain_batch_items: PositiveInt = 50  # turns per retain request, at most
+    hindsight_retain_batch_bytes: PositiveInt = 256 * 1024  # ... and bytes of their items
 
     # workers
     worker_concurrency: PositiveInt = 128  # events in flight per worker process

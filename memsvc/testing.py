@@ -16,6 +16,8 @@ the integration tests use). Knobs inject latency, errors and outages::
     fake.hang_banks.add("b")           # recalls on bank "b" never answer
     fake.down = True                   # every request fails to connect
     fake.failed_processing = 1         # the next async retain is accepted, then fails
+    fake.processing_paused = True      # async retains are accepted and stay pending ...
+    fake.resume_processing()           # ... until this processes them
 
 ``requests`` records every request as ``(route, bank, body)``; ``peak`` the most
 requests of a route that were in flight at once.
@@ -78,6 +80,8 @@ class FakeHindsight:
     broken_banks: set[str] = field(default_factory=set)  # every request on these: 500
     down: bool = False
     failed_processing: int = 0  # async retains to accept and then fail, like a dead embedder
+    processing_paused: bool = False  # async retains stay pending, like a busy Hindsight
+    _paused: list[tuple[str, str, list[dict[str, Any]]]] = field(default_factory=list)
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     peak: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -91,6 +95,14 @@ class FakeHindsight:
     def fail(self, route: str, *, status: int = 503, times: int = 1) -> None:
         """The next ``times`` requests to ``route`` answer ``status``."""
         self._failures[route].extend([status] * times)
+
+    def resume_processing(self) -> None:
+        """Process the async retains held while ``processing_paused`` (and stop holding)."""
+        self.processing_paused = False
+        for operation_id, bank, items in self._paused:
+            self._store(bank, items)
+            self.operations[operation_id] = {"status": "completed", "error_message": None}
+        self._paused.clear()
 
     def documents(self, bank: str) -> dict[str, Document]:
         return self.banks.get(bank, {})
@@ -163,7 +175,7 @@ class FakeHindsight:
         return 200, {"success": True, "deleted_count": gone}
 
     def _retain(self, bank: str, body: dict[str, Any], _: Any) -> tuple[int, Any]:
-        docs = self.banks.setdefault(bank, {})
+        self.banks.setdefault(bank, {})  # a retain creates its bank
         operation_id = None
         if body.get("async"):
             self._counter += 1
@@ -175,12 +187,29 @@ class FakeHindsight:
                     "error_message": "Failed to generate batch embeddings",
                 }
                 return 200, {"success": True, "async": True, "operation_id": operation_id}
-            self.operations[operation_id] = {"status": "completed", "error_message": None}
+            if self.processing_paused:
+                self.operations[operation_id] = {"status": "pending", "error_message": None}
+                self._paused.append((operation_id, bank, body["items"]))
+            else:
+                self.operations[operation_id] = {"status": "completed", "error_message": None}
         for item in body["items"]:
             if not item.get("content"):
                 return 422, {"detail": "content cannot be empty"}
             if any(not isinstance(v, str) for v in (item.get("metadata") or {}).values()):
                 return 422, {"detail": "metadata values must be strings"}
+        if not (operation_id and self.processing_paused):
+            self._store(bank, body["items"])
+        return 200, {
+            "success": True,
+            "bank_id": bank,
+            "items_count": len(body["items"]),
+            "async": bool(body.get("async")),
+            "operation_id": operation_id,
+        }
+
+    def _store(self, bank: str, items: list[dict[str, Any]]) -> None:
+        docs = self.banks.setdefault(bank, {})
+        for item in items:
             doc_id = item.get("document_id")
             if doc_id is None:
                 self._counter += 1
@@ -193,13 +222,6 @@ class FakeHindsight:
                 mentioned_at=item.get("timestamp") or time.strftime("%Y-%m-%dT%H:%M:%S+00:00"),
                 retains=(previous.retains + 1) if previous else 1,
             )
-        return 200, {
-            "success": True,
-            "bank_id": bank,
-            "items_count": len(body["items"]),
-            "async": bool(body.get("async")),
-            "operation_id": operation_id,
-        }
 
     def _operation(self, bank: str, body: dict[str, Any], operation_id: str) -> tuple[int, Any]:
         found = self.operations.get(operation_id)

@@ -49,6 +49,7 @@ async def startup(ctx: dict[str, Any]) -> None:
             expires_seconds=SETTINGS.job_max_age_seconds * 2,
         ),
     )
+    await runtime.warm_up()  # before the first event: its prefetch must not pay for it
     consumer = Consumer(runtime)
     ctx.update(
         runtime=runtime,

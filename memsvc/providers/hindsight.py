@@ -13,7 +13,8 @@
 - **Retain** (``sync_turn``, from a background job): every turn is buffered in
   Redis and, every ``retain_every_n_turns`` turns, retained into the work bank as
   one document per turn (``{thread}:{turn}:{time}``), so a retried retain is a
-  no-op.
+  no-op; one job at a time flushes a thread, in bounded batches
+  (:mod:`memsvc.providers.turnbuffer`).
   A session switch flushes the other threads' buffers.
 - **Mirror** (``on_memory_write``): a builtin file and its Hindsight documents
   are reconciled - documents retained for entries that are new, deleted for
@@ -31,6 +32,7 @@ import hashlib
 import json
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +43,14 @@ from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
 from memsvc.edits import Action
 from memsvc.hindsight import HindsightClient, HindsightError, Memory, RetainItem
 from memsvc.ids import DEFAULT_THREAD
-from memsvc.jobs import JobQueue
+from memsvc.jobs import JobQueue, current_job
 from memsvc.keys import Keys
 from memsvc.locks import KeyedLocks
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.provider import MemoryProvider
+from memsvc.providers.turnbuffer import FlushLimits, TurnBuffer
 from memsvc.scrubber import scrub
 from memsvc.security import Scanner
-from memsvc.sessions import SESSION_TTL_SECONDS
 from memsvc.store import BuiltinStore
 
 log = structlog.get_logger(__name__)
@@ -147,6 +149,7 @@ class HindsightProvider(MemoryProvider):
         scanner: Scanner,
         upserted: dict[str, tuple[str, str]],
         env: str = "",
+        flush_limits: FlushLimits | None = None,
     ) -> None:
         self._client = client
         self.user_id = user_id
@@ -159,6 +162,14 @@ class HindsightProvider(MemoryProvider):
         self._scanner = scanner
         self._upserted = upserted  # shared by the process: one upsert per bank
         self._env = env
+        self._turns = TurnBuffer(
+            redis,
+            keys,
+            client,
+            user_id=user_id,
+            agent_id=agent_id,
+            limits=flush_limits or FlushLimits(),
+        )
         self.configure(config)
 
     def configure(self, config: MemoryConfig) -> None:
@@ -328,42 +339,38 @@ class HindsightProvider(MemoryProvider):
                 "turn_index": str(turn_index),
             },
         )
-        buffer = self._keys.retain_buffer(self.user_id, self.agent_id, thread_id)
-        threads = self._keys.buffered_threads(self.user_id, self.agent_id)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.hset(buffer, str(turn_index), item.model_dump_json(exclude_none=True))
-            pipe.expire(buffer, SESSION_TTL_SECONDS)
-            pipe.sadd(threads, thread_id)
-            pipe.expire(threads, SESSION_TTL_SECONDS)
-            pipe.hlen(buffer)
-            *_, size = await pipe.execute()
-        if int(size) >= self.config.retain_every_n_turns:
+        if await self._turns.add(thread_id, turn_index, item) >= self.config.retain_every_n_turns:
             await self.flush(thread_id)
 
     async def flush(self, thread_id: str) -> int:
-        """Retain every buffered turn of the thread; returns how many. Raises on failure."""
-        buffer = self._keys.retain_buffer(self.user_id, self.agent_id, thread_id)
-        buffered = await self._redis.hgetall(buffer)  # type: ignore[misc]
-        if buffered:
-            items = [
-                RetainItem.model_validate_json(raw)
-                for _, raw in sorted(buffered.items(), key=lambda kv: int(kv[0]))
-            ]
-            bank = self.banks(thread_id).work
-            await self._ensure_bank(bank)
-            await self._client.retain(bank, items, run_async=self.config.retain_async)
-            await self._redis.hdel(buffer, *buffered.keys())  # type: ignore[misc]
-        if not await self._redis.exists(buffer):
-            await self._redis.srem(  # type: ignore[misc]
-                self._keys.buffered_threads(self.user_id, self.agent_id), thread_id
+        """Retain the thread's buffered turns; returns how many this call confirmed.
+
+        Another job already flushing the thread takes them along (this returns 0);
+        a flush asked for meanwhile gets a round of its own: queued as a job, so
+        that each job stays short, or run here when there is no job queue.
+        Raises when a round fails.
+        """
+        bank = self.banks(thread_id).work
+        job = current_job.get()
+        retained = 0
+        while True:
+            flushed = await self._turns.flush(
+                thread_id,
+                bank,
+                run_async=self.config.retain_async,
+                owner=job.job_id if job is not None else "",
+                hold=job is not None and not job.last,
+                prepare=self._ensure_bank,
             )
-        return len(buffered)
+            retained += flushed.retained
+            if not flushed.again:
+                return retained
+            if self._jobs is not None:
+                await self._queue_flush(thread_id, again=True)
+                return retained
 
     async def _buffered_threads(self) -> list[str]:
-        members = await self._redis.smembers(  # type: ignore[misc]
-            self._keys.buffered_threads(self.user_id, self.agent_id)
-        )
-        return [m.decode() if isinstance(m, bytes) else m for m in members]
+        return await self._turns.threads()
 
     async def on_session_switch(
         self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
@@ -377,15 +384,16 @@ class HindsightProvider(MemoryProvider):
                 self._keys.warm_recall(self.user_id, self.agent_id, new_thread_id)
             )
 
-    async def _queue_flush(self, thread_id: str) -> None:
+    async def _queue_flush(self, thread_id: str, *, again: bool = False) -> None:
+        """``again``: the next round of a running flush (a job id of its own, never deduped)."""
         if self._jobs is None:
             await self.flush(thread_id)
             return
+        suffix = uuid.uuid4().hex if again else str(int(time.time()))
         await self._jobs.enqueue(
             FLUSH_JOB,
             {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": thread_id},
-            job_id=f"{self._keys.prefix}:flush:{self.user_id}:{self.agent_id}:{thread_id}:"
-            f"{int(time.time())}",
+            job_id=f"{self._keys.prefix}:flush:{self.user_id}:{self.agent_id}:{thread_id}:{suffix}",
         )
 
     async def shutdown(self) -> None:

@@ -215,3 +215,37 @@ def test_a_yaml_without_a_memory_section_is_read_as_the_section(tmp_path: Path) 
     file = tmp_path / "config.yaml"
     file.write_text("injection:\n  enabled: false\n", encoding="utf-8")
     assert load_yaml_layer(file) == {"injection": {"enabled": False}}
+
+
+def test_the_default_hindsight_url_is_the_port_hindsight_listens_on() -> None:
+    assert MemoryConfig().hindsight.api_url == "http://localhost:8888"
+
+
+async def test_a_hindsight_url_in_the_environment_alone_turns_hindsight_on(
+    layout: DataLayout,
+) -> None:
+    effective = await ConfigLoader(layout, hindsight_url="http://hs:9000").effective("u1")
+    assert effective.config.provider == "hindsight" and effective.source_of("provider") == "env"
+    assert effective.config.hindsight.api_url == "http://hs:9000"
+    assert effective.source_of("hindsight.api_url") == "env"
+
+
+async def test_a_hindsight_url_in_the_yaml_alone_turns_hindsight_on(
+    layout: DataLayout, tmp_path: Path
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("memory:\n  hindsight:\n    api_url: http://hs:9000\n", encoding="utf-8")
+    effective = await ConfigLoader(layout, path).effective("u1")
+    assert effective.config.provider == "hindsight" and effective.source_of("provider") == "yaml"
+
+
+async def test_the_environment_url_wins_over_the_yaml_but_provider_builtin_keeps_it_off(
+    layout: DataLayout, tmp_path: Path
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "memory:\n  provider: builtin\n  hindsight:\n    api_url: http://yaml:1\n", encoding="utf-8"
+    )
+    effective = await ConfigLoader(layout, path, hindsight_url="http://env:2").effective("u1")
+    assert effective.config.provider == "builtin" and effective.source_of("provider") == "yaml"
+    assert effective.config.hindsight.api_url == "http://env:2"

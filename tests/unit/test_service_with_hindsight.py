@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memsvc.hindsight import HindsightClient, RetainItem
+from memsvc.hindsight import WARM_UP_BANK, HindsightClient, RetainItem
 from memsvc.providers.hindsight import mirror_document_id
 from memsvc.settings import ServiceSettings
 from memsvc.testing import FakeHindsight
@@ -253,3 +253,31 @@ async def test_a_turn_hindsight_accepts_but_fails_to_process_is_retried(
     await until(lambda: _documents(fake, WORK_BANK, 1))
     assert turns(fake.documents(WORK_BANK)) == ["t1:1"]
     assert await service.runtime.dead_letters.records() == []
+
+
+async def test_a_burst_of_turns_in_one_thread_is_flushed_by_one_job_at_a_time(
+    service: Service, fake: FakeHindsight
+) -> None:
+    fake.latency["retain"] = 0.05  # rounds overlap with the turns still coming in
+    await asyncio.gather(
+        *(
+            service.client.sync_turn("u1", "a1", "t1", user_content=f"q{n}", assistant_content="a")
+            for n in range(60)
+        )
+    )
+    await until(lambda: _documents(fake, WORK_BANK, 60))
+    await service.jobs.drain()
+    assert fake.peak["retain"] == 1
+    assert all(doc.retains == 1 for doc in fake.documents(WORK_BANK).values())
+    assert fake.count("retain") <= 6  # not one per turn: what piled up goes in one batch
+    assert await service.runtime.dead_letters.records() == []
+
+
+async def test_a_worker_connects_to_hindsight_at_start_not_on_the_first_prefetch(
+    service: Service, fake: FakeHindsight
+) -> None:
+    await service.runtime.warm_up()
+    assert fake.count("recall", WARM_UP_BANK) == 2  # two connections: one per bank
+    assert WARM_UP_BANK not in fake.banks  # nothing created
+    fake.down = True
+    await service.runtime.warm_up()  # Hindsight down at start: logged, not fatal

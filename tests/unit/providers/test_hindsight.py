@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -12,7 +13,15 @@ from redis.asyncio import Redis
 
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
 from memsvc.edits import Op
-from memsvc.hindsight import HindsightClient, HindsightError, RetainItem, Timeouts
+from memsvc.hindsight import (
+    HindsightClient,
+    HindsightError,
+    HindsightUnavailable,
+    OperationFailed,
+    RetainItem,
+    Timeouts,
+)
+from memsvc.jobs import JobTry, current_job
 from memsvc.keys import Keys
 from memsvc.locks import ProcessLocks
 from memsvc.manager import MemoryManager
@@ -24,6 +33,7 @@ from memsvc.providers.hindsight import (
     estimate_tokens,
     mirror_document_id,
 )
+from memsvc.providers.turnbuffer import FlushLimits
 from memsvc.security import Scanner
 from memsvc.store import BuiltinStore
 from memsvc.testing import FakeHindsight
@@ -59,6 +69,7 @@ def make(
         agent_id: str = "a1",
         injection: dict[str, Any] | None = None,
         env: str = "",
+        flush_limits: FlushLimits | None = None,
         **hindsight: Any,
     ) -> HindsightProvider:
         config = MemoryConfig(
@@ -79,6 +90,7 @@ def make(
             scanner=Scanner(),
             upserted=upserted,
             env=env,
+            flush_limits=flush_limits,
         )
 
     return build
@@ -378,6 +390,128 @@ async def test_a_failed_retain_keeps_the_turns_buffered_for_the_retry(
         await provider.sync_turn("q2", "a2", thread_id="t1", turn_index=2)
     assert await provider.flush("t1") == 2
     assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+
+
+def retained_items(fake: FakeHindsight) -> list[list[str]]:
+    """The turns each retain request carried, in order."""
+    return [
+        turns(item["document_id"] for item in body["items"])
+        for route, _, body in fake.requests
+        if route == "retain"
+    ]
+
+
+async def buffered(fake_redis: Redis, thread: str = "t1") -> list[int]:
+    raw = await fake_redis.hkeys(Keys("t").retain_buffer("u1", "a1", thread))  # type: ignore[misc]
+    return sorted(int(k) for k in raw)
+
+
+async def test_concurrent_turns_of_one_thread_are_flushed_one_retain_at_a_time(
+    make: MakeProvider, fake: FakeHindsight
+) -> None:
+    fake.latency["retain"] = 0.05
+    workers = [make(), make()]  # two processes' providers, one Redis
+    await asyncio.gather(
+        *(
+            workers[n % 2].sync_turn(f"q{n}", "a", thread_id="t1", turn_index=n)
+            for n in range(1, 41)
+        )
+    )
+    assert fake.peak["retain"] == 1
+    assert sorted(turns(fake.documents(WORK_BANK)), key=lambda t: int(t[3:])) == [
+        f"t1:{n}" for n in range(1, 41)
+    ]
+    assert all(d.retains == 1 for d in fake.documents(WORK_BANK).values())
+    assert fake.count("retain") <= 3  # the first turn, then what piled up meanwhile
+
+
+async def test_a_backlog_goes_out_in_batches_bounded_in_items_and_bytes(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
+) -> None:
+    provider = make(retain_every_n_turns=1000)
+    for n in range(1, 121):
+        await provider.sync_turn(f"q{n}", "a", thread_id="t1", turn_index=n)
+    assert await provider.flush("t1") == 120
+    assert [len(batch) for batch in retained_items(fake)] == [50, 50, 20]
+    assert await buffered(fake_redis) == []
+    small = make(
+        user_id="u2", retain_every_n_turns=1000, flush_limits=FlushLimits(batch_bytes=4096)
+    )
+    for n in range(1, 11):
+        await small.sync_turn("x" * 1000, "a", thread_id="t1", turn_index=n)
+    await small.flush("t1")
+    sizes = [
+        len(json.dumps(body["items"]))
+        for route, bank, body in fake.requests
+        if route == "retain" and bank.endswith("u2-a1")
+    ]
+    assert len(sizes) > 1 and all(size <= 4096 for size in sizes[:-1])
+
+
+async def test_turns_are_confirmed_per_batch_so_only_the_failed_batch_is_sent_again(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
+) -> None:
+    provider = make(retain_every_n_turns=1000, flush_limits=FlushLimits(batch_items=2))
+    for n in (1, 2, 3):
+        await provider.sync_turn(f"q{n}", "a", thread_id="t1", turn_index=n)
+    fake.failed_processing = 1  # the first batch is accepted, then fails in Hindsight
+    with pytest.raises(OperationFailed):
+        await provider.flush("t1")
+    assert await buffered(fake_redis) == [1, 2]  # turn 3 landed and left the buffer
+    assert await provider.flush("t1") == 2
+    assert retained_items(fake) == [["t1:1", "t1:2"], ["t1:3"], ["t1:1", "t1:2"]]
+    assert await buffered(fake_redis) == []
+
+
+async def test_a_turn_rewritten_while_its_retain_was_in_flight_stays_buffered(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis, client: HindsightClient
+) -> None:
+    provider = make(retain_every_n_turns=1000)
+    await provider.sync_turn("old", "a", thread_id="t1", turn_index=1, at=1_700_000_000)
+    client.timeouts = Timeouts(processing=0.1)
+    fake.processing_paused = True
+    with pytest.raises(HindsightUnavailable, match="still pending"):
+        await provider.flush("t1")
+    await provider.sync_turn("new", "a", thread_id="t1", turn_index=1, at=1_700_000_001)
+    fake.resume_processing()
+    assert await provider.flush("t1") == 0  # what was confirmed is not what is buffered now
+    assert await buffered(fake_redis) == [1]
+    assert await provider.flush("t1") == 1
+
+
+async def test_an_accepted_retain_that_stays_pending_is_waited_on_not_sent_again(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis, client: HindsightClient
+) -> None:
+    client.timeouts = Timeouts(processing=0.1)
+    fake.processing_paused = True
+    provider = make()
+    for _ in range(3):  # the job's tries: each gives up waiting after 0.1 s
+        with pytest.raises(HindsightUnavailable, match="still pending"):
+            await provider.sync_turn("q", "a", thread_id="t1", turn_index=1)
+    assert fake.count("retain") == 1
+    fake.resume_processing()
+    assert await provider.flush("t1") == 1
+    assert fake.count("retain") == 1 and turns(fake.documents(WORK_BANK)) == ["t1:1"]
+    assert await buffered(fake_redis) == []
+
+
+async def test_a_job_whose_flush_failed_keeps_the_thread_for_its_retry(
+    make: MakeProvider, fake: FakeHindsight
+) -> None:
+    """During an outage one job retries for the thread, not every job that buffered a turn."""
+    provider = make()
+    fake.broken_banks.add(WORK_BANK)  # every request answers 500
+    outside = current_job.set(JobTry("job-1", last=False))
+    with pytest.raises(HindsightUnavailable):
+        await provider.sync_turn("q1", "a", thread_id="t1", turn_index=1)
+    current_job.set(JobTry("job-2", last=False))
+    await provider.sync_turn("q2", "a", thread_id="t1", turn_index=2)  # left to job-1: no raise
+    fake.broken_banks.clear()
+    assert len([b for _, b, _ in fake.requests if b == WORK_BANK]) == 1
+    current_job.set(JobTry("job-1", last=False))  # its retry
+    assert await provider.flush("t1") == 2
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+    current_job.reset(outside)
 
 
 async def test_auto_retain_off_keeps_nothing(make: MakeProvider, fake: FakeHindsight) -> None:
