@@ -24,7 +24,6 @@ says what happened; the other calls raise :class:`MemoryUnavailableError`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -61,7 +60,7 @@ from memsvc.events import (
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.keys import Keys
 from memsvc.receipts import Receipts
-from memsvc.redisconn import REDIS_DOWN, Outage, connect
+from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
@@ -142,9 +141,7 @@ class MemoryClient:
 
     async def aclose(self) -> None:
         if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+            await cancel_and_wait(self._listener)
             self._listener = None
         if self._embedded is not None:
             await self._embedded.stop()

@@ -34,7 +34,7 @@ from memsvc.ids import InvalidIdError
 from memsvc.locks import LocalQueues
 from memsvc.paths import UnsafeFileError
 from memsvc.receipts import Receipt
-from memsvc.redisconn import Outage
+from memsvc.redisconn import Outage, cancel_and_wait
 from memsvc.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -104,9 +104,7 @@ class Consumer:
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
-            housekeeping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await housekeeping
+            await cancel_and_wait(housekeeping)
             if not self._stopping.is_set():
                 await self._stop_heartbeats()  # else stop() keeps them while events finish
             self._not_reading.set()
@@ -127,10 +125,8 @@ class Consumer:
             _, unfinished = await asyncio.wait(
                 set(self._inflight.values()), timeout=max(0.0, deadline - time.monotonic())
             )
-            for task in unfinished:
-                task.cancel()
+            await asyncio.gather(*(cancel_and_wait(task) for task in unfinished))
             if unfinished:
-                await asyncio.gather(*unfinished, return_exceptions=True)
                 log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
         await self._stop_heartbeats()
         try:
@@ -169,9 +165,7 @@ class Consumer:
 
     async def _stop_heartbeats(self) -> None:
         if self._beating is not None:
-            self._beating.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._beating
+            await cancel_and_wait(self._beating)
             self._beating = None
 
     async def _housekeeping(self) -> None:

@@ -10,7 +10,6 @@ the event log); the files under the data dir do.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import fakeredis
@@ -18,6 +17,7 @@ from redis.asyncio import Redis
 
 from memsvc.consumer import Consumer
 from memsvc.jobs import InlineJobs, RetryPolicy
+from memsvc.redisconn import cancel_and_wait
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
 from workers.jobs import job_functions
@@ -45,9 +45,7 @@ class EmbeddedService:
     async def stop(self) -> None:
         await self._consumer.stop(grace_seconds=5.0)
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
         await self._jobs.drain()
         await self.runtime.aclose()
         await self.redis.aclose()

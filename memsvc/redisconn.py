@@ -7,11 +7,17 @@ command whose pooled connection died with a restart is retried once on a fresh
 connection. Loops that wait an outage out (a worker's stream read and job
 poll, a client's inbox) back off exponentially with jitter up to a cap, so an
 outage of minutes costs a few log lines, not two a second.
+
+A task that waits on Redis is stopped with :func:`cancel_and_wait`: on Python
+3.11 a cancellation that lands while redis-py is mid-command can be lost (the
+command returns normally, the task goes on with ``cancelling() == 1``), so a
+single ``cancel()`` followed by ``await task`` may wait forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import structlog
@@ -74,3 +80,12 @@ class Outage:
         if self.failures:
             log.warning("redis_reachable_again", after=self._event, failures=self.failures)
             self.failures = 0
+
+
+async def cancel_and_wait(task: asyncio.Future[Any], *, every: float = 0.25) -> None:
+    """Cancel ``task`` and return once it has ended, cancelling again while it runs on."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=every)
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        task.result()  # retrieved: no "exception was never retrieved" at exit

@@ -14,7 +14,6 @@ where arq alone would end the process on the first ``ConnectionError``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 from typing import Any, ClassVar
@@ -26,7 +25,7 @@ from memsvc.consumer import Consumer
 from memsvc.jobs import ArqJobs, RetryPolicy, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
-from memsvc.redisconn import REDIS_DOWN, Outage, connect, connection_options
+from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect, connection_options
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
 from workers.jobs import job_functions
@@ -66,9 +65,7 @@ async def shutdown(ctx: dict[str, Any]) -> None:
         return
     await consumer.stop(SHUTDOWN_GRACE_SECONDS)
     task: asyncio.Task[None] = ctx["consumer_task"]
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await cancel_and_wait(task)
     runtime: Runtime = ctx["runtime"]
     await runtime.aclose()
     await runtime.redis.aclose()
