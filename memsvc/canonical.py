@@ -19,7 +19,7 @@ import functools
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 
 from confusable_homoglyphs import confusables
 
@@ -109,16 +109,29 @@ def fold_leet(text: str) -> str:
     return _LEET_TOKEN.sub(lambda m: m.group().translate(_LEET), text)
 
 
-def folded(text: str) -> tuple[str, list[str]]:
-    """The plain view with every spelling trick undone, and the spaced-out words found."""
-    view, spaced = join_spaced_letters(skeleton(strip_marks(text)))
-    return fold_leet(view), spaced
+def folded(text: str, words: Set[bytes]) -> tuple[str, list[str]]:
+    """The text with every spelling trick undone, lower-cased, and the spaced-out words found.
+
+    ``words`` are the text's words (:class:`memsvc.rules.View`): a step whose trick
+    leaves no trace in them (no single letters, no letters mixed with digits) is skipped.
+    """
+    view = skeleton(text if text.isascii() else strip_marks(text))
+    spaced: list[str] = []
+    if sum(len(w) == 1 for w in words) >= 3:
+        view, spaced = join_spaced_letters(view)
+    if any(not w.isalpha() and not w.isdigit() for w in words):
+        view = fold_leet(view)
+    return view, spaced
 
 
-def payloads(text: str) -> Iterator[str]:
-    """Texts hidden in ``text`` by an encoding, decoded; binary results are dropped."""
+def payloads(text: str, words: Set[bytes]) -> Iterator[str]:
+    """Texts hidden in ``text`` by an encoding, decoded; binary results are dropped.
+
+    ``words`` gate the decoders as in :func:`folded`: base64 and hex need long
+    words or many two-character ones.
+    """
     count = 0
-    for decoded in _decodings(text):
+    for decoded in _decodings(text, words):
         if count >= MAX_PAYLOADS:
             return
         if decoded and _is_text(decoded):
@@ -126,14 +139,18 @@ def payloads(text: str) -> Iterator[str]:
             yield decoded
 
 
-def _decodings(text: str) -> Iterator[str]:
-    if _PERCENT_RUN.search(text):
+def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
+    if "%" in text and _PERCENT_RUN.search(text):
         yield urllib.parse.unquote(text)
-    for match in _BASE64_RUN.finditer(text):
-        yield _from_base64(match.group())
-    for match in _HEX_RUN.finditer(text):
-        yield _from_hex(match.group())
-    if _ROT13_HINT.search(text):
+    longest = max(map(len, words), default=0)
+    if longest >= 12:
+        for match in _BASE64_RUN.finditer(text):
+            yield _from_base64(match.group())
+    if longest >= 24 or sum(len(w) == 2 for w in words) >= 8:
+        for match in _HEX_RUN.finditer(text):
+            yield _from_hex(match.group())
+    lowered = text.lower()
+    if ("rot" in lowered or "caesar" in lowered) and _ROT13_HINT.search(text):
         yield codecs.encode(text, "rot13")
 
 
@@ -156,5 +173,6 @@ def _from_hex(run: str) -> str:
 
 def _is_text(decoded: str) -> bool:
     """Mostly letters and spaces: what an instruction looks like, unlike random bytes."""
-    printable = sum(ch.isalpha() or ch.isspace() for ch in decoded)
-    return printable >= 0.8 * len(decoded) and " " in decoded.strip()
+    letters = sum(ch.isalpha() for ch in decoded)
+    printable = letters + sum(ch.isspace() or ch in ",.:;!?'\"，。：！？" for ch in decoded)
+    return letters >= 4 and printable >= 0.8 * len(decoded)

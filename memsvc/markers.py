@@ -16,7 +16,7 @@ MARKER_RULES = [
     rule(
         "blocked_marker",
         r"[\[({<⟦⟨【〔［「『〖〘〚⦃⦅⦇⦉«‹]\s*blocked\s*[:：]",
-        "blocked",
+        marks=("blocked",),
     ),
     # Special tokens of the chat templates models are trained on.
     rule(
@@ -27,8 +27,7 @@ MARKER_RULES = [
         r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?:system|instructions?|assistant|response|developer)"
         r"(?:[ \t]+(?:prompt|message|instructions?|override))?[ \t]*:"
         r"|[\"']role[\"']\s*:\s*[\"'](?:system|assistant|developer|tool)[\"']",
-        "inst sys system instruction instructions assistant response developer role",
-        ("<|",),
+        marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role"),
     ),
     # A conversation turn written into a note: "Human: ... Assistant: ...", or a line
     # that speaks as the system ("SYSTEM:", "system message:").
@@ -36,6 +35,8 @@ MARKER_RULES = [
         "fake_turn",
         r"(?:^|\n)[ \t]*(?:human|user|h)[ \t]*:[^\n]{0,2000}\n(?:[^\n]{0,2000}\n){0,10}?[ \t]*"
         r"(?:assistant|ai|a|claude|chatgpt|gpt|model)[ \t]*:"
+        r"|(?:^|\n)[ \t]*(?:assistant|ai|claude|chatgpt|gpt|model)[ \t]*:[^\n]{0,2000}\n"
+        r"(?:[^\n]{0,2000}\n){0,10}?[ \t]*(?:human|user)[ \t]*:"
         r"|(?:^|\n|>)[ \t]*(?-i:SYSTEM|SYS|ADMIN|DEVELOPER|OPERATOR)[ \t]*(?:MESSAGE|NOTE|NOTICE|"
         r"PROMPT|UPDATE|OVERRIDE)?[ \t]*[:：]"
         r"|\b(?:system|developer|operator|admin)\s+(?:message|prompt|notice|note|instructions?|"

@@ -34,6 +34,12 @@ _THEIRS = (
     r"(?:your|all|any|every|earlier|previous|prior|above|preceding|original|initial|existing"
     r"|former|old|standing|current|safety|system|developer|default|operator|openai|anthropic)"
 )
+_GUIDANCE_WORDS = (
+    "guidance guideline guidelines instruction instructions rule rules directive directives prompt"
+    " prompts programming constraints policy policies restrictions directions orders commands"
+    " message training principles safeguards guardrails alignment boundaries limitations filters"
+    " protocol protocols"
+)
 _OVERRIDE_VERBS = (
     r"(?:set|put|push|cast)\s+aside|disregard|ignore|forget|override|overwrite|overrule|discard"
     r"|drop|abandon|bypass|dismiss|supersede|nullify|void|cancel|scrap|throw\s+out|toss"
@@ -76,7 +82,7 @@ _SENSITIVE = (
 )
 _SENSITIVE_WORDS = (
     "conversation conversations chat chats transcript transcripts message messages context"
-    " everything what user users password passwords passphrase passphrases credential"
+    " everything user password passwords passphrase passphrases credential"
     " credentials api apikey apikeys key keys secret secrets token tokens session cookie cookies"
     " private env environment system memory"
 )
@@ -99,6 +105,7 @@ EN_RULES = [
         rf"|\b(?:ignore|forget)[\s,]+{_FC}(?:instructions|directions)\s+(?:above|before|so\s+far)"
         r"|\bforget\s+everything\s+(?:you\s+(?:were|have\s+been)\s+told|above|before\s+this)",
         "ignore forget",
+        also="instructions directions everything",
     ),
     rule(
         "override_instructions",
@@ -112,6 +119,7 @@ EN_RULES = [
         r"|\b(?:these|the\s+following)\s+(?:instructions|rules)\s+(?:take|have)\s+(?:priority|"
         r"precedence)\s+over",
         _OVERRIDE_WORDS + " new updated revised real true actual these following",
+        also=_GUIDANCE_WORDS,
     ),
     rule("sys_prompt_override", r"\bsystem\s+prompt\s+override", "override"),
     rule(
@@ -130,7 +138,8 @@ EN_RULES = [
         r"|\b(?:enable|activate|enter|switch\s+to|turn\s+on|unlock)\s+(?:the\s+)?(?:god|jailbreak|"
         r"unrestricted|dan|uncensored|unfiltered|evil)\s+mode\b"
         r"|\b(?:safety|content|ethical|ethics|moderation|security)\s+(?:mode|filters?|protocols?|"
-        r"restrictions?|guardrails?|guidelines|checks|polic(?:y|ies)|layer|systems?|settings)\s+"
+        r"restrictions?|guardrails?|guidelines|checks|polic(?:y|ies)|layer|systems?|settings|"
+        r"moderation|scanning|safeguards)\s+"
         r"(?:(?:are|is|have\s+been|has\s+been|now|been)\s+){0,2}(?:disabled|off\b|removed|"
         r"deactivated|lifted|suspended|bypassed|turned\s+off|switched\s+off|no\s+longer)"
         r"|\b(?:disable|deactivate|turn\s+off|switch\s+off|remove|lift|bypass|circumvent|ignore)\s+"
@@ -140,6 +149,9 @@ EN_RULES = [
         r"(?-i:DAN)\b|\bdo\s+anything\s+now\b|\byou\s+are\s+(?:now\s+)?(?:a\s+)?jailbroken\b",
         "override mode safety content ethical ethics moderation security disable deactivate turn"
         " switch remove lift bypass circumvent ignore dan anything jailbroken",
+        also="override mode filter filters protocol protocols restriction restrictions guardrail"
+        " guardrails guidelines checks policy policies layer system systems settings moderation"
+        " scanning safeguards dan anything jailbroken",
     ),
     rule(
         "bypass_restrictions",
@@ -185,35 +197,55 @@ EN_RULES = [
     # ("from now on, user wants ...") or how to address them ("... address me as").
     rule(
         "persistent_directive",
-        rf"\b{_FROM_NOW}\b[\s,]+(?:you|the\s+(?:assistant|ai|model))\s+(?:must\s+|will\s+|shall\s+|"
+        rf"\b{_FROM_NOW}\b[\s,]+(?:you|the\s+(?:assistant|ai|model))\s+(?:must|shall)\s+(?:not\s+)?"
+        r"(?!(?:address|call|refer\s+to|remind|greet)\s+(?:me|the\s+user)\b)\w+"
+        rf"|\b{_FROM_NOW}\b[\s,]+(?:you|the\s+(?:assistant|ai|model))\s+(?:must\s+|will\s+|shall\s+|"
         r"should\s+|are\s+to\s+|may\s+|can\s+)?(?:only|never|always|no\s+longer|not\b|obey|follow|"
         r"refuse|ignore|comply|execute|run|stop|disregard|serve|work\s+for|report|(?:answer|reply|"
-        r"respond|speak|write|talk|output)\s+(?:\w+\s+){0,3}?(?:only|exclusively|never|always))"
-        rf"|\b(?:every|each|all)\s+(?:of\s+your\s+)?(?:future\s+)?(?:reply|replies|response|"
+        r"respond|speak|write|talk|output)\s+(?:\w+\s+){0,3}?(?:only|exclusively|never|always))",
+        "now henceforth hereafter forward point moment future subsequent later rest",
+        also="you assistant ai model",
+    ),
+    rule(
+        "persistent_directive",
+        r"\b(?:every|each|all)\s+(?:of\s+your\s+)?(?:future\s+)?(?:reply|replies|response|"
         r"responses|answer|answers|message|messages|output)\s+(?:you\s+(?:give|send|write)\s+)?"
         r"(?:must|shall|will|should)\s+(?:now\s+|also\s+)?(?:start|begin|end|include|contain|carry|"
         r"be\s+prefixed|be\s+followed|link|promote|recommend|mention)",
-        "now henceforth hereafter forward point moment future subsequent later rest every each all",
+        "every each all",
+        also="reply replies response responses answer answers message messages output",
     ),
     # A shell command bound to the assistant's own turn, or a download piped to a shell
     # as a standing order; an install note ("install uv with curl ... | sh") is neither.
     rule(
         "persistent_command",
         r"\b(?:every|each)\s+(?:time\s+you\s+(?:answer|reply|respond)|answer|reply|response|turn)"
-        r"\b[^\n.]{0,40}\b(?:run|execute)\s+[^\n]{0,40}\b(?:curl|wget|bash|sh|powershell)\b"
-        rf"|{_EVERY_TURN}\b[\s,]+(?:\w+\s+){{0,3}}?(?:run|execute|exec|eval|call|invoke|perform)\b"
+        r"\b[^\n.]{0,40}\b(?:run|execute)\s+[^\n]{0,40}\b(?:curl|wget|bash|sh|powershell)\b",
+        "curl wget bash sh powershell",
+        also="every each",
+    ),
+    rule(
+        "persistent_command",
+        rf"{_EVERY_TURN}\b[\s,]+(?:\w+\s+){{0,3}}?(?:run|execute|exec|eval|call|invoke|perform)\b"
         r"[^\n]{0,80}?(?:\b(?:curl|wget|bash|sh|powershell|pwsh|python|nc|iex|rm|eval|chmod|sudo)\b"
-        r"|`)"
-        rf"|\b(?:always|silently|automatically|first)\b[\s,]+(?:\w+\s+){{0,3}}?(?:run|execute|exec"
+        r"|`)",
+        "run execute exec eval call invoke perform",
+        also="answering responding replying answer reply respond start begin turn message replies"
+        " answers response responses messages session",
+    ),
+    rule(
+        "persistent_command",
+        rf"\b(?:always|silently|automatically|first)\b[\s,]+(?:\w+\s+){{0,3}}?(?:run|execute|exec"
         rf"|eval|pipe)\b{_W}{{0,80}}?{_DOWNLOAD}[^\n]{{0,200}}?(?:{_TO_SHELL})",
-        _TURN_WORDS + " always silently automatically first",
+        "curl wget iwr irm invoke nc ncat netcat",
+        also="always silently automatically first",
     ),
     # A payload slipped into the commands the assistant writes for the user.
     rule(
         "command_injection",
         r"\b(?:append|add|prepend|insert|include|attach|tack|inject|chain|put)\b[^\n]{0,80}?"
         r"(?:\b(?:curl|wget|nc|ncat|netcat|powershell|iwr|base64\s+-d|rm\s+-rf)\b|/dev/tcp|;\s*curl)"
-        r"[^\n]{0,80}?\b(?:to|in|into|onto|after|before|at\s+the\s+end\s+of)\s+(?:\w+\s+)?(?:every|each"
+        r"[^\n]{0,80}?\b(?:to|in|into|onto|after|before|at)\s+(?:\w+\s+){0,3}(?:every|each"
         r"|all|any)\s+(?:\w+\s+){0,2}?(?:shell\s+|bash\s+|terminal\s+)?(?:commands?|scripts?|"
         r"snippets?|code\s+blocks?|one-liners?|suggestions?|examples?)\b",
         "append add prepend insert include attach tack inject chain put",
@@ -236,15 +268,17 @@ EN_RULES = [
     # who does not want spoilers asks for story content to be withheld: that passes.
     rule(
         "deception_hide",
-        rf"\b(?:do\s+not|don['’]?t)\s+{_F}tell\s+{_F}the\s+user(?!['’]?s?\s+(?:about\s+)?(?:any\s+)?"
-        r"(?:the\s+)?(?:spoilers?|plot|endings?|twists?|surprises?|answers?\s+to|solutions?\s+to)\b)"
+        rf"\b(?:do\s+not|don['’]?t|never)\s+{_F}tell\s+{_F}the\s+user(?!['’]?s?\s+(?:about\s+)?"
+        r"(?:any\s+)?(?:the\s+)?(?:spoilers?|plot|endings?|twists?|surprises?|answers?\s+to|"
+        r"solutions?\s+to)\b)"
         rf"|\bkeep\s+{_F}secret\s+from\s+(?:the\s+)?user",
-        "do don dont keep",
+        "do don dont never keep",
+        also="tell secret",
     ),
     rule(
         "secrecy_directive",
         r"\b(?:never|do\s+not|don['’]?t|must\s+not|mustn['’]?t|should\s+not|shouldn['’]?t|avoid|"
-        r"refuse\s+to|under\s+no\s+circumstances|without)\s+(?:ever\s+)?(?:\w+\s+){0,2}?(?:tell|"
+        r"refuse\s+to|under\s+no\s+circumstances)\s+(?:ever\s+)?(?:\w+\s+){0,2}?(?:tell|"
         r"telling|mention|mentioning|reveal|revealing|disclose|disclosing|inform|informing|"
         r"acknowledge|acknowledging|admit|admitting|confirm|explain|show|let\s+(?:the\s+user|them)\s+"
         r"know|notify|notifying|alert|alerting)\b[^.\n]{0,60}?\b(?:(?:this|these|that|those|the|my|"
@@ -253,20 +287,35 @@ EN_RULES = [
         r"requests?|tasks?)\b|(?:that|what|how)\s+you\s+(?:\w+\s+){0,2}?(?:are|were|have|did|do|"
         r"will|run|send|save|store|record|upload)\b|you\s+(?:were|are|have\s+been)\s+(?:told|"
         r"instructed|asked|programmed|configured)|(?:the\s+)?(?:existence|presence)\s+of\b|"
-        r"(?:these|this|those|it|they)\s+(?:exists?|rule|note)\b)"
-        r"|\b(?:silently|secretly|covertly|quietly|stealthily|discreetly|invisibly|surreptitiously)"
+        r"(?:these|this|those|it|they)\s+(?:exists?|rule|note)\b)",
+        "never not don dont mustn shouldn avoid refuse circumstances",
+        also="tell telling mention mentioning reveal revealing disclose disclosing inform informing"
+        " acknowledge acknowledging admit admitting confirm explain show let notify notifying alert"
+        " alerting",
+    ),
+    rule(
+        "secrecy_directive",
+        r"\b(?:silently|secretly|covertly|quietly|stealthily|discreetly|invisibly|surreptitiously)"
         r"\s+(?:\w+\s+)?(?:save|store|record|log|send|forward|copy|upload|post|add|append|include|"
         r"insert|execute|run|collect|capture|keep|remember|write|email|transmit|report|exfiltrate|"
-        r"share|change|modify|edit|delete|install|download|attach|embed)\b"
-        r"|\b(?:save|store|record|send|forward|copy|upload|post|execute|collect|email|transmit|"
-        r"exfiltrate|install|download)\b[^.\n]{0,60}?\bwithout\s+(?:ever\s+)?(?:telling|informing|"
-        r"notifying|alerting|letting)\s+(?:the\s+user|them|him|her|anyone)"
-        r"|\b(?:keep|hide)\s+(?:this|these|it|them|that)\s+(?:\w+\s+){0,2}?(?:hidden\s+|secret\s+|"
+        r"share|change|modify|edit|delete|install|download|attach|embed)\b",
+        "silently secretly covertly quietly stealthily discreetly invisibly surreptitiously",
+    ),
+    rule(
+        "secrecy_directive",
+        r"\bwithout\s+(?:ever\s+)?(?:telling|informing|notifying|alerting|letting)\s+(?:the\s+"
+        r"user|them)\b",
+        "without",
+        also="telling informing notifying alerting letting",
+    ),
+    rule(
+        "secrecy_directive",
+        r"\b(?:keep|hide)\s+(?:this|these|it|them|that)\s+(?:\w+\s+){0,2}?(?:hidden\s+|secret\s+|"
         r"confidential\s+)?from\s+(?:the\s+)?(?:user|them|everyone)"
         r"|\bthe\s+user\s+(?:must|should|may|can)\s+(?:never|not)\s+(?:\w+\s+)?(?:know|find\s+out|"
         r"learn|see|notice|discover|be\s+told)|\bbehind\s+the\s+user['’]?s\s+back",
-        "never do don dont must mustn should shouldn avoid refuse under without silently secretly"
-        " covertly quietly stealthily discreetly invisibly surreptitiously keep hide user behind",
+        "keep hide user behind",
+        also="from know find learn see notice discover told back",
     ),
     # --- leaking the prompt ---------------------------------------------------------------
     rule(
@@ -286,6 +335,8 @@ EN_RULES = [
         r"initial\s+prompt|hidden\s+rules)",
         "output print reveal repeat show display dump leak disclose recite share paste quote copy"
         " list echo spell write tell give send read verbatim word what",
+        also="prompt instructions message rules guidelines configuration preprompt pre above"
+        " context lines text words everything content",
     ),
     # --- C2 / promptware, anchored on what makes the words an attack ----------------------
     rule(
@@ -315,7 +366,12 @@ EN_RULES = [
         r"\byou\s+must\s+(?:\w+\s+){0,3}(register|connect|report|beacon)\b",
         "must",
     ),
-    rule("anti_forensic_oneliner", r"\bonly\s+use\s+one[\s\-]?liners?\b", "only"),
+    rule(
+        "anti_forensic_oneliner",
+        r"\bonly\s+use\s+one[\s\-]?liners?\b",
+        "only",
+        also="liner liners oneliner oneliners",
+    ),
     rule(
         "anti_forensic_disk",
         rf"\bnever\s+{_F}(?:create|write)\s+{_F}(?:script|file)\s+{_F}disk",
@@ -356,6 +412,7 @@ EN_RULES = [
         rf"(?:{_ENV_FILE}|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|/credentials\b"
         r"|\bcredentials\.(?:json|ya?ml|toml|csv)\b)",
         "cat read open print dump show type head tail less base64 copy upload send paste",
+        also="env credentials netrc pgpass npmrc pypirc",
     ),
     rule(
         "send_to_url",
@@ -371,8 +428,9 @@ EN_RULES = [
         "exfil_channel",
         r"(?:!?\[[^\]\n]{0,200}\]\(|\[[^\]\n]{0,200}\]:\s*|<img\b[^>\n]{0,200}?\bsrc\s*=\s*[\"']?|"
         r"<a\b[^>\n]{0,200}?\bhref\s*=\s*[\"']?|<(?:iframe|script|link|source|video|audio)\b"
-        r"[^>\n]{0,200}?\b(?:src|href)\s*=\s*[\"']?)\s*(?:https?:)?//[^\s)\"'>]{1,500}?"
-        r"(?:\{|%7b|\$\{|\$[a-z_]|<|\[|\bconversation\b|\bhistory\b)"
+        r"[^>\n]{0,200}?\b(?:src|href)\s*=\s*[\"']?)\s*(?:https?:)?//[^)\"'>\n]{1,500}?"
+        r"(?:\{|%7b|\$\{|\$[a-z_]|<|\[|\b(?:conversation|history|chat|transcript|context|summary)\b"
+        r"|\buser['’]?s\b|\b(?:last|latest|previous)\s+(?:message|question|reply|answer)\b)"
         r"|https?://[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<|\[)\s*(?:the\s+)?(?:user['’]?s?\s*)?"
         r"(?:conversation|chat|history|messages?|context|summary|transcript|user_?input|query|prompt"
         r"|secret|token|password|api_?key|key|data|memory|input|last|answer|response|reply|email)"
@@ -394,7 +452,7 @@ EN_RULES = [
         r"submit|deliver|dm|message|share|exfiltrate|pipe)\b[^.\n]{0,60}?\b"
         rf"{_SENSITIVE}\b[^.\n]{{0,80}}?{_DESTINATION}"
         r"|\b(?:append|attach|add|include|insert|put|embed|end|sign|prefix|suffix|leak|print|show|"
-        r"output)\b[^.\n]{0,40}?\b(?:the\s+user['’]?s\s+)?(?:api\s*keys?|passwords?|credentials?|"
+        r"output|copy|paste|write)\b[^.\n]{0,40}?\b(?:the\s+user['’]?s\s+)?(?:api\s*keys?|passwords?|credentials?|"
         r"secrets?|tokens?|private\s+keys?|session\s+(?:ids?|cookies?|tokens?)|cookies|env(?:iron"
         r"ment)?\s+variables?|ssh\s+keys?)\b[^.\n]{0,40}?\b(?:to|in|at|into|with|on)\s+(?:the\s+"
         r"(?:end|bottom|start|top|footer)\s+of\s+)?(?:every|each|all|your|any)\s+(?:\w+\s+)?"
@@ -402,6 +460,7 @@ EN_RULES = [
         "email mail forward send post upload transmit relay leak cc bcc sync copy report submit"
         " deliver dm message share exfiltrate pipe append attach add include insert put embed end"
         " sign prefix suffix print show output",
+        also=_SENSITIVE_WORDS,
     ),
     # Harvesting: "whenever the user mentions a password, save it".
     rule(
@@ -411,7 +470,8 @@ EN_RULES = [
         r"enters?|gives?|pastes?|provides?|sends?|says?|writes?|uses?|reveals?|tells?|discuss(?:es)?"
         r"|asks?)\b[^.\n]{0,40}?\b(?:passwords?|passphrases?|passcodes?|pins?|api\s*keys?|keys?|"
         r"tokens?|secrets?|credentials?|card\s+numbers?|cards?|ssns?|social\s+security|otps?|2fa|"
-        r"logins?|seed\s+phrases?|private\s+keys?|bank\s+details)\b[^.\n]{0,80}?\b(?:save|store|"
+        r"logins?|seed\s+phrases?|private\s+keys?|bank\s+details|(?:one-time|verification|2fa|mfa|"
+        r"otp|security|auth|login|access)\s+codes?)\b[^.\n]{0,80}?\b(?:save|store|"
         r"record|remember|log|send|forward|copy|write|note|add|keep|email|post|upload|append|"
         r"memori[sz]e|collect|capture)\b"
         r"|\b(?:save|store|record|remember|log|collect|harvest|capture|keep|forward|send|email|"
@@ -420,12 +480,16 @@ EN_RULES = [
         r"otps?|codes)\b",
         "when whenever if each every any as once save store record remember log collect harvest"
         " capture keep forward send email copy",
+        also="password passwords passphrase passphrases passcode passcodes pin pins api key keys"
+        " token tokens secret secrets credential credentials card cards ssn ssns social otp otps"
+        " 2fa login logins seed private bank codes code",
     ),
     rule(
         "context_exfil",
         rf"\b(include|output|print|share)\s+{_F}(conversation|chat\s+history|previous\s+messages"
         r"|(?:full|entire)\s+context(?!\s+of\b))",
         "include output print share",
+        also="conversation chat previous context",
     ),
     # --- persistence / SSH backdoor -----------------------------------------------------
     # Writing a key into authorized_keys; a note that ops manage the file is no attack.

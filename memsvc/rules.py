@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 # ASCII punctuation becomes a space, so ``ignore-all_previous.instructions`` is four words.
 _PUNCTUATION = string.punctuation.encode()
 _TO_SPACE = bytes.maketrans(_PUNCTUATION, b" " * len(_PUNCTUATION))
+_OTHER_PUNCTUATION = re.compile(r"[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Rule:
     words: frozenset[bytes]
     chars: frozenset[str]
     marks: tuple[str, ...]
+    also: frozenset[bytes]
 
 
 @dataclass
@@ -44,7 +46,11 @@ class View:
 
     def __post_init__(self) -> None:
         self.lowered = self.text.lower()
-        self.words = frozenset(self.lowered.encode().translate(_TO_SPACE).split())
+        # Punctuation of other scripts (’ “ ⟦ ，) is glued to words too; split it off.
+        split = (
+            self.lowered if self.lowered.isascii() else _OTHER_PUNCTUATION.sub(" ", self.lowered)
+        )
+        self.words = frozenset(split.encode().translate(_TO_SPACE).split())
 
     @property
     def chars(self) -> frozenset[str]:
@@ -53,7 +59,10 @@ class View:
         return self._chars
 
     def opens(self, gate: Rule) -> bool:
-        """Whether ``gate``'s rule can match here at all (one of its words or marks occurs)."""
+        """Whether ``gate``'s rule can match here at all: one of its words or marks occurs,
+        and one of its ``also`` words if it has them."""
+        if gate.also and gate.also.isdisjoint(self.words):
+            return False
         if not (gate.words or gate.chars or gate.marks):
             return True
         return (
@@ -63,11 +72,15 @@ class View:
         )
 
 
-def rule(finding: str, pattern: str, words: str = "", marks: Iterable[str] = ()) -> Rule:
+def rule(
+    finding: str, pattern: str, words: str = "", marks: Iterable[str] = (), also: str = ""
+) -> Rule:
     """A rule from a pattern, gated by space-separated ``words`` and substring ``marks``.
 
     A gate word of one non-ASCII character (a CJK character) opens on that character
-    anywhere, since those scripts do not put spaces between words.
+    anywhere, since those scripts do not put spaces between words. ``also`` is a
+    second group of words of which one must occur too: gate on the rare words a
+    match needs, not only on the first one.
     """
     split = words.split()
     return Rule(
@@ -76,6 +89,7 @@ def rule(finding: str, pattern: str, words: str = "", marks: Iterable[str] = ())
         frozenset(w.lower().encode() for w in split if len(w) > 1 or w.isascii()),
         frozenset(w for w in split if len(w) == 1 and not w.isascii()),
         tuple(m.lower() for m in marks),
+        frozenset(w.lower().encode() for w in also.split()),
     )
 
 

@@ -56,6 +56,7 @@ _INVISIBLE_CHARS = frozenset(
 _HANGUL_FILLERS = "\u115f\u1160\u3164\uffa0"  # letters that render as blank space
 _VARIATION_SUPPLEMENT = ("\U000e0100", "\U000e01ef")  # VS17-VS256, a byte channel
 _VARIATION_RUN = re.compile(r"[\ufe00-\ufe0f]{2}")  # one selector is emoji, two never are
+_SELECTOR_IN_WORD = re.compile(r"[^\W\d_][\ufe00-\ufe0f]")
 _ALLOWED_CONTROLS = frozenset("\t\n\r")
 _ZWJ, _ZWNJ, _SOFT_HYPHEN, _BRAILLE_BLANK = "\u200d", "\u200c", "\u00ad", "\u2800"
 # Scripts whose orthography uses ZWNJ: Arabic (Persian, Urdu, Kurdish) and Indic.
@@ -88,6 +89,15 @@ _SPELLED_OUT = re.compile(
     r"|previous|guideline|rules|reveal|restriction|dan|admin|sudo|conversation"
 )
 
+# A quoted phrase introduced as an example is mentioned, not addressed to anyone:
+# "they collect examples of 'ignore previous instructions' attacks".
+_MENTIONED = re.compile(
+    r"\b(?:examples?\s+(?:of|like|such\s+as)|such\s+as|(?:phrases?|strings?|prompts?|attacks?|"
+    r"payloads?)\s+(?:like|such\s+as)|the\s+(?:phrase|string)|e\.g\.,?)\s*"
+    r"([\"“'‘«「])[^\"”'’»」\n]{1,120}[\"”'’»」]",
+    re.IGNORECASE,
+)
+_MENTION_CUES = ("example", "such as", "s like", "phrase", "string", "e.g")
 # Hermes' ids for an instruction override, reported instead of the broader class.
 _NARROWER_OVERRIDES = frozenset({"prompt_injection", "disregard_rules", "sys_prompt_override"})
 
@@ -113,6 +123,12 @@ def _allowed_in_context(text: str, i: int, ch: str) -> bool:
 
 
 def _character_findings(text: str) -> list[str]:
+    if text.isascii():
+        return [
+            f"control_character_U+{ord(ch):04X}"
+            for ch in sorted(set(text))
+            if (ch < " " or ch == "\x7f") and ch not in _ALLOWED_CONTROLS
+        ]
     findings: dict[str, None] = {}
     low, high = _VARIATION_SUPPLEMENT
     for ch in sorted(set(text)):
@@ -130,10 +146,8 @@ def _character_findings(text: str) -> list[str]:
     run = _VARIATION_RUN.search(text)
     if run:
         findings[f"invisible_unicode_U+{ord(run.group()[1]):04X}"] = None
-    for i, ch in enumerate(text):  # a selector after a letter hides inside a word
-        if "\ufe00" <= ch <= "\ufe0f" and i > 0 and text[i - 1].isalpha():
-            findings[f"invisible_unicode_U+{ord(ch):04X}"] = None
-            break
+    if hidden := _SELECTOR_IN_WORD.search(text):  # after a letter it hides inside a word
+        findings[f"invisible_unicode_U+{ord(hidden.group()[-1]):04X}"] = None
     return list(findings)
 
 
@@ -158,21 +172,30 @@ def _cached_pattern_findings(text: str) -> tuple[str, ...]:
     return tuple(_scan_patterns(text))
 
 
+def _elide_quote(match: re.Match[str]) -> str:
+    return match.group()[: match.start(1) - match.start()] + "'…'"
+
+
 def _scan_patterns(text: str, depth: int = 0) -> list[str]:
     normalised = unicodedata.normalize("NFKC", text)
-    spaced = _CJK_LATIN.sub(" ", normalised) if _CJK.search(normalised) else normalised
-    found = matches(_LATIN_RULES, View(spaced))
-    if _CJK.search(normalised):
+    lowered = normalised.lower()
+    if any(cue in lowered for cue in _MENTION_CUES):
+        normalised = _MENTIONED.sub(_elide_quote, normalised)
+    cjk = not normalised.isascii() and _CJK.search(normalised) is not None
+    spaced = _CJK_LATIN.sub(" ", normalised) if cjk else normalised
+    view = View(spaced)
+    found = matches(_LATIN_RULES, view)
+    if cjk:
         joined = _CJK_GAP.sub("", normalised).translate(_TRAD_TO_SIMP)
         found += matches(ZH_RULES, View(joined))
         found += matches(OTHER_RULES, View(joined))
-    folded, spelled = canonical.folded(spaced)
-    if folded != spaced.lower():
+    folded, spelled = canonical.folded(spaced, view.words)
+    if folded != view.lowered:
         found += matches(EN_RULES + MARKER_RULES, View(folded))
     if any(_SPELLED_OUT.search(word) for word in spelled):
         found.append("spelled_out_keyword")
     if depth == 0:
-        for payload in canonical.payloads(normalised):
+        for payload in canonical.payloads(normalised, view.words):
             if hidden := _scan_patterns(payload, depth + 1):
                 found += ["encoded_payload", *hidden]
     found = list(dict.fromkeys(found))
