@@ -31,12 +31,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import structlog
-
 from memsvc import canonical
+from memsvc.classifier import Classifier, verdict
 from memsvc.markers import MARKER_RULES
 from memsvc.patterns import EN_RULES
 from memsvc.patterns_intl import OTHER_RULES, ZH_RULES
@@ -44,8 +42,6 @@ from memsvc.rules import View, matches
 
 MAX_SCAN_CHARS = 65_536
 BLOCKED_PREFIX = "[BLOCKED:"
-
-log = structlog.get_logger(__name__)
 
 _INVISIBLE_CHARS = frozenset(
     "\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff"  # zero-width, invisible operators, BOM
@@ -100,9 +96,6 @@ _MENTIONED = re.compile(
 _MENTION_CUES = ("example", "such as", "s like", "phrase", "string", "e.g")
 # Hermes' ids for an instruction override, reported instead of the broader class.
 _NARROWER_OVERRIDES = frozenset({"prompt_injection", "disregard_rules", "sys_prompt_override"})
-
-Classifier = Callable[[str], Iterable[str]]
-"""Labels a text deserves (empty when it is fine); see :mod:`memsvc.classifier`."""
 
 
 def _is_emoji(ch: str) -> bool:
@@ -210,6 +203,7 @@ class Scanner:
 
     scan_content: bool = True
     block_invisible_unicode: bool = True
+    classifier: Classifier | None = None  # asked about what the rules let through
 
     def findings(self, text: str) -> list[str]:
         """Pattern ids ``text`` trips; empty means it may reach a prompt."""
@@ -220,6 +214,8 @@ class Scanner:
             found += _character_findings(text)
         if self.scan_content:
             found += _pattern_findings(text)
+            if not found and self.classifier is not None:
+                found = verdict(self.classifier, text)
         return found
 
     def check(self, text: str) -> str | None:
