@@ -72,11 +72,6 @@ def _skeleton_table() -> dict[int, str]:
     return table
 
 
-def plain(text: str) -> str:
-    """NFKC and case-folded: full-width and compatibility forms become ordinary letters."""
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
 def skeleton(text: str) -> str:
     """Letters of other scripts that look Latin replaced by the Latin letter (``раураl``)."""
     if text.isascii():
