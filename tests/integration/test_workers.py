@@ -229,7 +229,7 @@ async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: Wo
         result = await mem.call_tool(
             "u1", "a1", "t", "memory", {"action": "add", "target": "user", "content": "still up"}
         )
-    assert result["success"] is True
+    assert result["success"] is True, result
     dead = [json.loads(raw) for raw in await workers.redis.lrange(workers.keys.dead_events, 0, -1)]
     assert [d["error"][:14] for d in dead] == ["not UTF-8 JSON", "user_id: Value"]
     assert workers.procs[0].poll() is None

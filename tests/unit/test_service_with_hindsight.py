@@ -269,7 +269,9 @@ async def test_a_burst_of_turns_in_one_thread_is_flushed_by_one_job_at_a_time(
     await service.jobs.drain()
     assert fake.peak["retain"] == 1
     assert all(doc.retains == 1 for doc in fake.documents(WORK_BANK).values())
-    assert fake.count("retain") <= 6  # not one per turn: what piled up goes in one batch
+    # not one per turn: what piled up while a flush ran goes in the next one (how many
+    # rounds that takes depends on how fast the turns come, so the bound is loose)
+    assert fake.count("retain") <= 60 // 5
     assert await service.runtime.dead_letters.records() == []
 
 
