@@ -176,7 +176,11 @@ class Runtime:
             block_invisible_unicode=config.security.block_invisible_unicode,
         )
         builtin = BuiltinProvider(
-            store, scanner, self.snapshots, self.sessions.failures(user_id, agent_id)
+            store,
+            scanner,
+            self.snapshots,
+            self.sessions.failures(user_id, agent_id),
+            max_tokens=config.injection.max_tokens,
         )
         mirror = self._enqueue_mirror if self.jobs is not None else None
         manager = MemoryManager(

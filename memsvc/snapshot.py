@@ -2,7 +2,19 @@
 
 Rendered exactly as Hermes Agent 0.19.0 renders it (same header, usage figure,
 separators and block order), from entries that went through the scanner, so a
-poisoned entry on disk reaches the prompt only as a placeholder. A snapshot is
+poisoned entry on disk reaches the prompt only as a placeholder. Two things
+differ from Hermes, and only where a file holds something Hermes' own tool
+would not have let in:
+
+- A block injects at most its file's char limit (and the share of
+  ``injection.max_tokens`` it is given): a file filled behind the tool's back
+  cannot flood the prompt. Entries that do not fit are left out, in their
+  place one ``[OMITTED: ...]`` line says how many and how big.
+- Tokens that give a prompt its structure (chat-template markers, the context
+  tag, our separator lines, placeholder look-alikes) are defused inside
+  entries, so that no entry can close this block or open another section.
+
+A snapshot is
 taken once per session (thread), kept in Redis, and then served unchanged by
 every worker: the prompt prefix stays byte-stable, which keeps the model
 provider's prefix cache warm.
@@ -11,6 +23,7 @@ provider's prefix cache warm.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,12 +32,92 @@ from redis.asyncio import Redis
 from memsvc.keys import Keys
 from memsvc.memfile import ENTRY_DELIMITER, char_count
 from memsvc.paths import Target
+from memsvc.security import MAX_SCAN_CHARS, Scanner, placeholder
 
 BLOCK_HEADERS: dict[Target, str] = {
     "memory": "MEMORY (your personal notes)",
     "user": "USER PROFILE (who the user is)",
 }
 SEPARATOR = "═" * 46
+OMITTED_PREFIX = "[OMITTED:"
+
+# What structures a prompt, and its defused form. Each one reads the same to a human
+# and means nothing to a chat template or to the block's own framing.
+_STRUCTURAL: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"<\|"), "‹|"),  # <|im_start|>, <|system|>, <|endoftext|> ...
+    (re.compile(r"\|>"), "|›"),
+    (re.compile(r"\[(/?INST)\]", re.IGNORECASE), r"(\1)"),  # Llama 2
+    (re.compile(r"<<(/?SYS)>>", re.IGNORECASE), r"‹‹\1››"),
+    # a context tag or a role tag, opening or closing: <memory-context>, </system> ...
+    (
+        re.compile(
+            r"<(\s*/?\s*(?:[\w-]*context|system|assistant|user|developer|instructions?|tool)\b)",
+            re.IGNORECASE,
+        ),
+        r"‹\1",
+    ),
+    (re.compile(r"═"), "="),  # the block's separator lines
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\s*[:：]", re.IGNORECASE), r"(\1:"),
+]
+
+
+def defuse(entry: str) -> str:
+    """``entry`` with every structural token replaced by a harmless look-alike."""
+    for pattern, replacement in _STRUCTURAL:
+        entry = pattern.sub(replacement, entry)
+    return entry
+
+
+# An attack split over entries continues across a boundary: this much of each side of
+# one is what a scan of neighbours reads, so its cost is bounded whatever the entries' size.
+_EDGE = 512
+
+
+def _across(entries: list[str], run: list[int]) -> str:
+    """The text of neighbouring entries as the model reads it, from the first entry's
+    end to the last one's start."""
+    first, *middle, last = (entries[i] for i in run)
+    return " ".join([first[-_EDGE:], *middle, last[:_EDGE]])
+
+
+def joined_findings(scanner: Scanner, entries: list[str]) -> list[str]:
+    """What ``entries`` trip read side by side, as the block shows them (a text too long
+    to scan as a whole finds nothing here: its entries are scanned with their neighbours
+    at render)."""
+    text = " ".join(entries)
+    return scanner.findings(text) if len(text) <= MAX_SCAN_CHARS else []
+
+
+def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[str]:
+    """``entries`` as a block may show them: scanned alone and with their neighbours, defused.
+
+    An attack split over neighbouring entries ("Ignore all previous" + "instructions
+    and ...") passes every single scan; the two or three entries that form it are
+    blocked too.
+    """
+    shown = scanner.sanitise(entries, filename)
+    passing = [i for i, (entry, out) in enumerate(zip(entries, shown, strict=True)) if entry == out]
+    blocked: dict[int, list[str]] = {}
+    for size in (2, 3):
+        for start in range(len(passing) - size + 1):
+            run = passing[start : start + size]
+            if any(i in blocked for i in run):
+                continue
+            text = _across(entries, run)
+            if len(text) > MAX_SCAN_CHARS or not (found := scanner.findings(text)):
+                continue
+            for i in run:
+                blocked[i] = [f"{f}_across_entries" for f in found]
+    for i, found in blocked.items():
+        shown[i] = placeholder(entries[i], filename, found)
+    clean = set(passing) - set(blocked)
+    return [defuse(out) if i in clean else out for i, out in enumerate(shown)]
+
+
+def estimated_tokens(text: str) -> int:
+    """A cautious token count: four ASCII characters to a token, any other character one."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return -(-ascii_chars // 4) + len(text) - ascii_chars
 
 
 def usage_figures(current: int, limit: int) -> str:
@@ -33,12 +126,51 @@ def usage_figures(current: int, limit: int) -> str:
     return f"{pct}% — {current:,}/{limit:,}"
 
 
-def render_block(target: Target, entries: list[str], limit: int) -> str:
-    """One block of the prompt; empty when there are no entries."""
+def _fitting(entries: list[str], max_chars: int, max_tokens: int | None) -> list[str]:
+    kept: list[str] = []
+    chars = tokens = 0
+    for entry in entries:
+        more_chars = len(entry) + (len(ENTRY_DELIMITER) if kept else 0)
+        more_tokens = estimated_tokens(entry) + 2  # the delimiter
+        if chars + more_chars > max_chars:
+            continue
+        if max_tokens is not None and tokens + more_tokens > max_tokens:
+            continue
+        kept.append(entry)
+        chars, tokens = chars + more_chars, tokens + more_tokens
+    return kept
+
+
+def _omitted(entries: list[str], kept: list[str]) -> str:
+    shown = set(kept)
+    left_out = [entry for entry in entries if entry not in shown]
+    count = len(left_out)
+    return (
+        f"{OMITTED_PREFIX} {count} {'entry' if count == 1 else 'entries'} "
+        f"({char_count(left_out):,} chars) over this block's limit left out of the prompt; "
+        "remove or merge entries to make room.]"
+    )
+
+
+def render_block(
+    target: Target, entries: list[str], limit: int, *, max_tokens: int | None = None
+) -> str:
+    """One block of the prompt, at most ``limit`` chars (and ``max_tokens``) of entries.
+
+    Empty when there are no entries. The header's usage figure counts every entry,
+    also those left out, so the model sees how full the file really is.
+    """
     if not entries:
         return ""
     header = f"{BLOCK_HEADERS[target]} [{usage_figures(char_count(entries), limit)} chars]"
-    return f"{SEPARATOR}\n{header}\n{SEPARATOR}\n{ENTRY_DELIMITER.join(entries)}"
+    shown = _fitting(entries, limit, max_tokens)
+    if len(shown) < len(entries):
+        note = _omitted(entries, [])  # the longest the note can be
+        room = len(note) + len(ENTRY_DELIMITER)
+        budget = None if max_tokens is None else max_tokens - estimated_tokens(note) - 2
+        shown = _fitting(entries, max(0, limit - room), budget)
+        shown = [*shown, _omitted(entries, shown)]
+    return f"{SEPARATOR}\n{header}\n{SEPARATOR}\n{ENTRY_DELIMITER.join(shown)}"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ disk at once and the prompt of the next session.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -16,7 +17,7 @@ from memsvc.paths import MEMORY_FILE, USER_FILE
 from memsvc.provider import MemoryProvider
 from memsvc.receipts import EventReceipt
 from memsvc.security import Scanner
-from memsvc.snapshot import Snapshot, SnapshotCache, render_block
+from memsvc.snapshot import Snapshot, SnapshotCache, prompt_entries, render_block
 from memsvc.store import BuiltinStore
 from memsvc.tool import MEMORY_SCHEMA, FailureCounter, MemoryTool, ToolOutcome
 
@@ -28,8 +29,11 @@ class BuiltinProvider(MemoryProvider):
         scanner: Scanner,
         snapshots: SnapshotCache,
         failures: FailureCounter,
+        *,
+        max_tokens: int | None = None,
     ) -> None:
         self.store = store
+        self._max_tokens = max_tokens  # of the whole snapshot (``injection.max_tokens``)
         self._scanner = scanner
         self._snapshots = snapshots
         self._failures = failures
@@ -46,13 +50,26 @@ class BuiltinProvider(MemoryProvider):
         return None  # the store is bound to its files at construction; nothing to open
 
     async def take_snapshot(self) -> Snapshot:
-        """Render the files as they are on disk now."""
+        """Render the files as they are on disk now.
+
+        Scanning runs in a thread: a big hand-edited file costs this user's render
+        the time, not the event loop every other user's prefetch runs on.
+        """
         limits = self.store.limits
-        user = self._scanner.sanitise(await self.store.read("user"), USER_FILE)
-        memory = self._scanner.sanitise(await self.store.read("memory"), MEMORY_FILE)
+        user_raw, memory_raw = await self.store.read("user"), await self.store.read("memory")
+        user, memory = await asyncio.to_thread(
+            lambda: (
+                prompt_entries(self._scanner, user_raw, USER_FILE),
+                prompt_entries(self._scanner, memory_raw, MEMORY_FILE),
+            )
+        )
+        memory_tokens = user_tokens = None
+        if self._max_tokens is not None:  # shared in proportion to the files' limits
+            memory_tokens = self._max_tokens * limits.memory // (limits.memory + limits.user)
+            user_tokens = self._max_tokens - memory_tokens
         return Snapshot(
-            memory_block=render_block("memory", memory, limits.memory),
-            user_block=render_block("user", user, limits.user),
+            memory_block=render_block("memory", memory, limits.memory, max_tokens=memory_tokens),
+            user_block=render_block("user", user, limits.user, max_tokens=user_tokens),
             taken_at=time.time(),
         )
 
