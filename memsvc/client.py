@@ -29,7 +29,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import ValidationError
@@ -38,10 +38,10 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.bus import EventBus
-from memsvc.embedded import EmbeddedService
 from memsvc.errors import MemoryServiceError, MemoryUnavailableError
 from memsvc.eventlog import EventLog
 from memsvc.events import (
+    MEMORY_TOOL,
     NO_THREAD,
     MemoryWriteEvent,
     MemoryWritePayload,
@@ -64,10 +64,12 @@ from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
-from memsvc.tool import MEMORY_SCHEMA
 from memsvc.validation import describe
 
 __all__ = ["MemoryClient", "MemoryServiceError", "MemoryUnavailableError", "PrefetchContext"]
+
+if TYPE_CHECKING:
+    from memsvc.embedded import EmbeddedService
 
 log = structlog.get_logger(__name__)
 
@@ -123,7 +125,9 @@ class MemoryClient:
         if self._redis is None:
             if self._url:
                 self._redis = connect(self._url, self._settings)
-            else:
+            else:  # the whole worker side, loaded only when this process is to run it
+                from memsvc.embedded import EmbeddedService
+
                 self._embedded = EmbeddedService(self._settings)
                 self._redis = await self._embedded.start()
         self._bus = EventBus(self._redis, self._keys, EventLog(self._redis, self._keys))
@@ -213,7 +217,7 @@ class MemoryClient:
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
         try:
-            if name == MEMORY_SCHEMA["name"]:
+            if name == MEMORY_TOOL:
                 event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))

@@ -36,6 +36,7 @@ NO_THREAD = "none"  # the thread of events that belong to no session (tool_schem
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024
+MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
 MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]

@@ -19,12 +19,14 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memsvc.edits import Applied, Change, EditRejected, Op, apply
+from memsvc.events import MEMORY_TOOL
 from memsvc.locks import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.memfile import char_count, entry_problem, normalise_newlines
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.receipts import EventReceipt, Receipt
+from memsvc.screening import joined_findings
 from memsvc.security import MAX_SCAN_CHARS, Scanner
-from memsvc.snapshot import joined_findings, usage_figures
+from memsvc.snapshot import usage_figures
 from memsvc.store import AlreadyApplied, BuiltinStore
 from memsvc.validation import describe
 
@@ -35,7 +37,7 @@ SCAN_IN_THREAD_CHARS = 8 * 1024  # contents past this are scanned off the event 
 PREVIEW_WIDTH = 80
 
 MEMORY_SCHEMA: dict[str, Any] = {
-    "name": "memory",
+    "name": MEMORY_TOOL,
     "description": (
         "Save durable facts to persistent memory that survive across sessions. Memory is "
         "injected into every future turn, so keep entries compact and high-signal.\n\n"

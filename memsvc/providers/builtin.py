@@ -16,8 +16,9 @@ from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import MEMORY_FILE, USER_FILE
 from memsvc.provider import MemoryProvider
 from memsvc.receipts import EventReceipt
+from memsvc.screening import prompt_entries
 from memsvc.security import Scanner
-from memsvc.snapshot import Snapshot, SnapshotCache, prompt_entries, render_block
+from memsvc.snapshot import Snapshot, SnapshotCache, render_block
 from memsvc.store import BuiltinStore
 from memsvc.tool import MEMORY_SCHEMA, FailureCounter, MemoryTool, ToolOutcome
 
