@@ -206,7 +206,7 @@ def _needs_redis(settings: ServiceSettings, command: str) -> str:
 
 def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _needs_redis(settings, "worker")
-    from workers.settings import run
+    from memsvc.worker import run
 
     run(burst=ns.burst)
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fakeredis
 from arq.connections import ArqRedis
 
-from workers.settings import ResilientWorker, WorkerSettings
+from memsvc.worker import ResilientWorker, WorkerSettings
 
 
 async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
