@@ -26,13 +26,13 @@ from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, mask_url
-from memsvc.errors import MemoryServiceError
+from memsvc.errors import MemoryServiceError, PathEscapeError
 from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
 from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
-from memsvc.paths import DataLayout, PathEscapeError
+from memsvc.paths import DataLayout
 from memsvc.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe

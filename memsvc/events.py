@@ -28,6 +28,7 @@ from pydantic import (
     ValidationError,
 )
 
+from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.validation import describe
 
@@ -183,7 +184,7 @@ EVENT_TYPES = (
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 
-class InvalidEvent(ValueError):
+class InvalidEvent(InvalidInputError):
     """An event that cannot be processed; ``raw`` is kept for the record."""
 
     def __init__(self, reason: str, raw: bytes) -> None:

@@ -31,6 +31,8 @@ import httpx
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from memsvc.errors import MemsvcError
+
 log = structlog.get_logger(__name__)
 
 Budget = Literal["low", "mid", "high"]
@@ -38,7 +40,9 @@ _PAGE = 100  # documents per page of a listing
 WARM_UP_BANK = "memsvc-warm-up-never-created"
 
 
-class HindsightError(Exception):
+class HindsightError(MemsvcError):
+    """The Hindsight API failed a request; retryable unless it refused the request itself."""
+
     retryable = True
     retry_after: float | None = None
 

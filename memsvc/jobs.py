@@ -8,7 +8,7 @@ number of tries and an age, and then parked in a dead-letter list with its
 payload and last error, where an operator can inspect and re-drive it: a job is
 never dropped.
 
-An exception tells the policy what it knows, httpx style: ``retryable = False``
+A memsvc error tells the policy what it knows (:mod:`memsvc.errors`): ``retryable = False``
 (a request the server refused as it is) parks the job at once instead of
 repeating it, and ``retry_after`` (seconds, the server's own advice) is the
 least a retry waits.
@@ -32,6 +32,7 @@ from arq.connections import ArqRedis
 from arq.worker import Retry
 from redis.asyncio import Redis
 
+from memsvc.errors import is_retryable
 from memsvc.eventlog import EventLog, LogRecord
 from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
@@ -203,8 +204,7 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
             error = f"{type(exc).__name__}: {exc}"
             if isinstance(exc, TimeoutError):
                 error = f"TimeoutError: the try took over {policy.try_seconds:g}s"
-            retryable = getattr(exc, "retryable", True)
-            if retryable and job_try < policy.max_tries and age < policy.max_age_seconds:
+            if is_retryable(exc) and job_try < policy.max_tries and age < policy.max_age_seconds:
                 delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)
                 log.warning(
                     "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error

@@ -20,6 +20,7 @@ import structlog
 
 from memsvc.config import InjectionConfig
 from memsvc.edits import Action
+from memsvc.errors import ProviderLimitError
 from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
@@ -42,10 +43,6 @@ class MirrorRequest:
 
 
 MirrorSink = Callable[[MirrorRequest], Awaitable[None]]
-
-
-class ProviderLimitError(ValueError):
-    """A second external provider, or one that would shadow the builtin."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memsvc.edits import Applied, Change, EditRejected, Op, apply
+from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.events import MEMORY_TOOL
-from memsvc.locks import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.memfile import char_count, entry_problem, normalise_newlines
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.receipts import EventReceipt, Receipt

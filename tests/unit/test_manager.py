@@ -10,8 +10,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from memsvc.config import InjectionConfig
+from memsvc.errors import ProviderLimitError
 from memsvc.locks import FileLocks
-from memsvc.manager import MemoryManager, ProviderLimitError
+from memsvc.manager import MemoryManager
 from memsvc.paths import DataLayout
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
