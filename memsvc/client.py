@@ -24,6 +24,7 @@ says what happened; the other calls raise :class:`MemoryUnavailableError`
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import time
 import uuid
@@ -38,7 +39,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.bus import EventBus
-from memsvc.errors import MemoryServiceError, MemoryUnavailableError
+from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
 from memsvc.eventlog import EventLog
 from memsvc.events import (
     MEMORY_TOOL,
@@ -66,7 +67,13 @@ from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
 from memsvc.validation import describe
 
-__all__ = ["MemoryClient", "MemoryServiceError", "MemoryUnavailableError", "PrefetchContext"]
+__all__ = [
+    "ClientStateError",
+    "MemoryClient",
+    "MemoryServiceError",
+    "MemoryUnavailableError",
+    "PrefetchContext",
+]
 
 if TYPE_CHECKING:
     from memsvc.embedded import EmbeddedService
@@ -94,7 +101,21 @@ class PrefetchContext:
         return StreamingScrubber(self.scrub_tag) if self.scrub_tag else None
 
 
+class ClientState(enum.Enum):
+    UNOPENED = "unopened"
+    OPENED = "opened"
+    CLOSED = "closed"
+
+
 class MemoryClient:
+    """The agent side of memsvc: publishes events and waits for their replies.
+
+    Use it as ``async with MemoryClient(...) as mem``: entering connects (or, without a
+    Redis URL, starts an embedded worker) and starts the inbox listener, leaving closes
+    what it opened. A client is opened once; a call outside the block raises
+    :class:`ClientStateError`. A ``redis`` passed in stays the caller's to close.
+    """
+
     def __init__(
         self,
         redis_url: str | None = None,
@@ -111,6 +132,7 @@ class MemoryClient:
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._owns_redis = redis is None
+        self._state = ClientState.UNOPENED
 
     @classmethod
     def from_env(cls) -> MemoryClient:
@@ -122,6 +144,9 @@ class MemoryClient:
         return self._embedded
 
     async def __aenter__(self) -> MemoryClient:
+        if self._state is not ClientState.UNOPENED:
+            raise ClientStateError(f"this MemoryClient is {self._state.value}; open a new one")
+        self._state = ClientState.OPENED
         if self._redis is None:
             if self._url:
                 self._redis = connect(self._url, self._settings)
@@ -144,6 +169,7 @@ class MemoryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._state = ClientState.CLOSED
         if self._listener is not None:
             await cancel_and_wait(self._listener)
             self._listener = None
@@ -255,8 +281,8 @@ class MemoryClient:
     async def write_outcome(self, user_id: str, event_id: str) -> dict[str, Any] | None:
         """How a ``memory`` call answered as pending ended: its result once it was applied
         or refused (``parked: true`` when it was given up on), ``None`` while it is queued."""
-        if self._redis is None or self._listener is None:
-            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        self._require_open()
+        assert self._redis is not None
         receipts = Receipts(self._redis, self._keys)
         receipt = await receipts.for_event(validate_id("user_id", user_id), event_id).load()
         return None if receipt is None else receipt.result
@@ -362,6 +388,7 @@ class MemoryClient:
         *,
         reply: bool = True,
     ) -> dict[str, Any]:
+        self._require_open()  # every call builds its event first
         return {
             **stamp(),
             "user_id": validate_id("user_id", user_id),
@@ -371,10 +398,15 @@ class MemoryClient:
             "deadline": time.time() + seconds if seconds is not None else None,
         }
 
+    def _require_open(self) -> None:
+        if self._state is ClientState.UNOPENED:
+            raise ClientStateError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        if self._state is ClientState.CLOSED:
+            raise ClientStateError("this MemoryClient is closed; open a new one")
+
     async def _publish(self, event: Any, *, order: str | None = None) -> None:
         """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`."""
-        if self._listener is None:
-            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        self._require_open()
         seconds = self._settings.redis_timeout_seconds
         try:
             # the whole publish, also the wait for a pool connection other calls are opening
