@@ -200,6 +200,14 @@ class Consumer:
         except Exception as exc:  # whatever else decoding trips on: parked, never redelivered
             await self._invalid(delivery, InvalidEvent(f"cannot decode: {exc!r}", delivery.raw))
             return
+        # every line this event's run logs names it (each delivery runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            event_id=event.id,
+            event_type=event.type,
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+        )
         base = {"worker": self.name, "deliveries": delivery.deliveries}
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N

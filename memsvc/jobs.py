@@ -39,6 +39,8 @@ from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
 
+_LOGGED_IDS = ("event_id", "user_id", "agent_id", "thread_id")
+
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 
@@ -196,6 +198,18 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
             job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
         )
         current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
+        meta = payload.get("metadata", payload)
+        # every line this try logs names the job and whose it is (each job runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            job=name,
+            job_id=str(ctx.get("job_id") or ""),
+            job_try=job_try,
+            **{
+                k: str(meta[k])
+                for k in ("event_id", "user_id", "agent_id", "thread_id")
+                if k in meta
+            },
+        )
         try:
             async with asyncio.timeout(policy.try_seconds):
                 await function(ctx, payload)
