@@ -43,7 +43,6 @@ from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailabl
 from memsvc.eventlog import EventLog
 from memsvc.events import (
     MEMORY_TOOL,
-    NO_THREAD,
     MemoryWriteEvent,
     MemoryWritePayload,
     PrefetchEvent,
@@ -58,7 +57,7 @@ from memsvc.events import (
     ToolSchemasEvent,
     stamp,
 )
-from memsvc.ids import validate_id, validate_optional_id
+from memsvc.ids import DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
 from memsvc.receipts import Receipts
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
@@ -296,7 +295,7 @@ class MemoryClient:
         within the deadline, :class:`MemoryServiceError` when the worker fails.
         """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
-        event = ToolSchemasEvent(**self._envelope(user_id, agent_id, NO_THREAD, seconds))
+        event = ToolSchemasEvent(**self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds))
         reply = await self._request(event, seconds)
         if reply is None:
             raise MemoryUnavailableError(f"no tool schemas within {seconds:g}s")

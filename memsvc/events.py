@@ -33,7 +33,6 @@ from memsvc.ids import validate_id, validate_optional_id
 from memsvc.validation import describe
 
 SCHEMA_VERSION = 1
-NO_THREAD = "none"  # the thread of events that belong to no session (tool_schemas)
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024

@@ -21,6 +21,7 @@ import structlog
 from memsvc.config import InjectionConfig
 from memsvc.edits import Action
 from memsvc.errors import ProviderLimitError
+from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
@@ -122,7 +123,9 @@ class MemoryManager:
             )
         )
 
-    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
         await self._fan_out(
             "initialize",
             lambda p: p.initialize(user_id=user_id, agent_id=agent_id, thread_id=thread_id),
@@ -170,7 +173,7 @@ class MemoryManager:
         return schemas
 
     async def handle_tool_call(
-        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         if tool_name == MEMORY_SCHEMA["name"]:
             written = await self.memory_tool(args, thread_id=thread_id)
@@ -227,7 +230,11 @@ class MemoryManager:
         task.add_done_callback(self._background.discard)
 
     async def prefetch_all(
-        self, query: str, *, thread_id: str = "", injection: InjectionConfig | None = None
+        self,
+        query: str,
+        *,
+        thread_id: str = DEFAULT_THREAD,
+        injection: InjectionConfig | None = None,
     ) -> PrefetchResult:
         """Every provider concurrently, each under its own timeout."""
         injection = injection or InjectionConfig()
@@ -265,7 +272,7 @@ class MemoryManager:
                 blocks[provider.name] = value
         return PrefetchResult(blocks=blocks, skipped=skipped, timings_ms=timings)
 
-    async def queue_prefetch_all(self, query: str, *, thread_id: str = "") -> None:
+    async def queue_prefetch_all(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> None:
         await self._fan_out(
             "queue_prefetch", lambda p: p.queue_prefetch(query, thread_id=thread_id)
         )

@@ -47,7 +47,9 @@ class BuiltinProvider(MemoryProvider):
     def is_available(self) -> bool:
         return True
 
-    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
         return None  # the store is bound to its files at construction; nothing to open
 
     async def take_snapshot(self) -> Snapshot:
@@ -76,7 +78,7 @@ class BuiltinProvider(MemoryProvider):
 
     async def snapshot(self, thread_id: str) -> Snapshot:
         """The thread's frozen snapshot, taking it if this is the thread's first turn."""
-        ids = (self.store.user_id, self.store.agent_id, thread_id or DEFAULT_THREAD)
+        ids = (self.store.user_id, self.store.agent_id, thread_id)
         frozen = await self._snapshots.get(*ids)
         if frozen is not None:
             return frozen
@@ -84,12 +86,12 @@ class BuiltinProvider(MemoryProvider):
 
     async def reload(self, thread_id: str) -> Snapshot:
         """Replace the thread's snapshot with the files as they are now."""
-        thread_id = thread_id or DEFAULT_THREAD
+        thread_id = thread_id
         await self._snapshots.drop(self.store.user_id, self.store.agent_id, thread_id)
         return await self.snapshot(thread_id)
 
-    async def prefetch(self, query: str, *, thread_id: str = "") -> str:
-        await self._failures.reset(thread_id or DEFAULT_THREAD)  # a prefetch starts a turn
+    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
+        await self._failures.reset(thread_id)  # a prefetch starts a turn
         return (await self.snapshot(thread_id)).text
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
@@ -98,10 +100,10 @@ class BuiltinProvider(MemoryProvider):
     async def tool_call(
         self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
     ) -> ToolOutcome:
-        return await self._tool.call(args, thread_id=thread_id or DEFAULT_THREAD, receipt=receipt)
+        return await self._tool.call(args, thread_id=thread_id, receipt=receipt)
 
     async def handle_tool_call(
-        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         if tool_name != MEMORY_SCHEMA["name"]:
             return await super().handle_tool_call(tool_name, args, thread_id=thread_id)
@@ -112,7 +114,6 @@ class BuiltinProvider(MemoryProvider):
     ) -> None:
         """A branch keeps its parent's prompt (and cache); a reset starts from disk."""
         user_id, agent_id = self.store.user_id, self.store.agent_id
-        new_thread_id = new_thread_id or DEFAULT_THREAD
         if not reset and parent_thread_id:
             parent = await self._snapshots.get(user_id, agent_id, parent_thread_id)
             if parent is not None:

@@ -25,6 +25,7 @@ from memsvc.jobs import JobTry, current_job
 from memsvc.keys import Keys
 from memsvc.locks import ProcessLocks
 from memsvc.manager import MemoryManager
+from memsvc.providers.builtin import BuiltinProvider
 from memsvc.providers.hindsight import (
     MAX_BANK_ID,
     SYSTEM_NOTE,
@@ -35,6 +36,8 @@ from memsvc.providers.hindsight import (
 )
 from memsvc.providers.turnbuffer import FlushLimits
 from memsvc.security import Scanner
+from memsvc.sessions import TurnFailures
+from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore
 from memsvc.testing import FakeHindsight
 from tests.conftest import turns
@@ -199,6 +202,22 @@ async def test_prefetch_recalls_both_banks_concurrently_and_merges_them(
     assert text.startswith(f"<memory-context>\n{SYSTEM_NOTE}\n")
     assert text.endswith("</memory-context>")
     assert "Zhang San" in text and "kubectl" in text
+
+
+async def test_a_call_that_names_no_thread_uses_the_default_one(
+    make: MakeProvider,
+    client: HindsightClient,
+    snapshots: RedisSnapshotCache,
+    failures: TurnFailures,
+    file_store: BuiltinStore,
+) -> None:
+    await seed(client, USER_BANK, "The user is called Zhang San")
+    provider = make()
+    assert "Zhang San" in await provider.prefetch("what is the user called")
+    manager = MemoryManager(BuiltinProvider(file_store, Scanner(), snapshots, failures))
+    manager.add_provider(provider)
+    result = await manager.prefetch_all("what is the user called")
+    assert result.skipped == {} and "Zhang San" in result.text
 
 
 async def test_the_same_memory_in_both_banks_is_injected_once(
