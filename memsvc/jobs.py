@@ -35,7 +35,7 @@ from redis.asyncio import Redis
 from memsvc.errors import is_retryable
 from memsvc.eventlog import EventLog, LogRecord
 from memsvc.keys import Keys
-from memsvc.settings import ServiceSettings
+from memsvc.settings import ServiceSettings, default
 
 log = structlog.get_logger(__name__)
 
@@ -63,10 +63,10 @@ class RetryPolicy:
     """With the defaults a job keeps trying for at least ~29 minutes (at most ~58)
     before it is parked: an outage of that length drains by itself."""
 
-    max_tries: int = 20
-    max_age_seconds: float = 6 * 3600
-    base_seconds: float = 1.0
-    cap_seconds: float = 300.0
+    max_tries: int = default("job_max_tries")
+    max_age_seconds: float = default("job_max_age_seconds")
+    base_seconds: float = default("job_backoff_base_seconds")
+    cap_seconds: float = default("job_backoff_cap_seconds")
     # one try's time limit, below arq's job_timeout: arq treats its own timeout as the
     # job's end (no retry, no dead letter), so a try that runs long must end here first
     try_seconds: float | None = None

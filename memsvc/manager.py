@@ -26,6 +26,7 @@ from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
 from memsvc.receipts import EventReceipt
+from memsvc.settings import default
 from memsvc.tool import MEMORY_SCHEMA, ToolOutcome
 
 log = structlog.get_logger(__name__)
@@ -70,7 +71,7 @@ class MemoryManager:
         builtin: BuiltinProvider,
         *,
         hook_timeout: float = 5.0,
-        prefetch_timeout: float = 3.0,
+        prefetch_timeout: float = default("prefetch_timeout_seconds"),
         tool_timeout: float | None = None,
         mirror: MirrorSink | None = None,
     ) -> None:

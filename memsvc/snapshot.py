@@ -32,6 +32,7 @@ from redis.asyncio import Redis
 from memsvc.keys import Keys
 from memsvc.memfile import ENTRY_DELIMITER, char_count
 from memsvc.paths import Target
+from memsvc.settings import default
 
 BLOCK_HEADERS: dict[Target, str] = {
     "memory": "MEMORY (your personal notes)",
@@ -155,7 +156,9 @@ class SnapshotCache(Protocol):
 class RedisSnapshotCache:
     """Snapshots in Redis, so every worker on every host serves a thread the same bytes."""
 
-    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self, redis: Redis, keys: Keys, *, ttl_seconds: int = default("snapshot_ttl_seconds")
+    ) -> None:
         self._redis = redis
         self._keys = keys
         self._ttl = ttl_seconds

@@ -22,6 +22,7 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
 from memsvc.background_jobs import job_functions
+from memsvc.config import ConfigError
 from memsvc.consumer import Consumer
 from memsvc.jobs import ArqJobs, RetryPolicy, deserialise_job, serialise_job
 from memsvc.keys import Keys
@@ -33,11 +34,15 @@ from memsvc.settings import ServiceSettings
 SETTINGS = ServiceSettings()
 POLICY = RetryPolicy.of(SETTINGS)
 SHUTDOWN_GRACE_SECONDS = 10.0
+# arq builds its pool from the class below at import; startup refuses to run without
+# the URL, so a worker never serves a Redis nobody named
 REDIS_URL = SETTINGS.redis_url or "redis://127.0.0.1:6379/0"
 
 
 async def startup(ctx: dict[str, Any]) -> None:
     configure_logging(SETTINGS.log_level, json_lines=True)
+    if SETTINGS.redis_url is None:
+        raise ConfigError("a worker needs MEMSVC_REDIS_URL: the Redis its clients publish to")
     redis = connect(REDIS_URL, SETTINGS)
     runtime = Runtime(
         SETTINGS,
