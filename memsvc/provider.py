@@ -3,7 +3,7 @@
 The hooks are those of Hermes Agent's ``MemoryProvider`` that a DeerFlow-style
 agent needs, made async: a provider is called from an event loop that serves
 many agents at once, so none of its hooks may block it. Only ``name``,
-``is_available``, ``initialize`` and ``get_tool_schemas`` must be written; every
+``initialize`` and ``get_tool_schemas`` must be written; every
 other hook has a harmless default, so a provider implements only what it uses.
 """
 
@@ -22,10 +22,6 @@ class MemoryProvider(ABC):
     @abstractmethod
     def name(self) -> str:
         """Short id such as ``builtin`` or ``hindsight``; also names it in logs."""
-
-    @abstractmethod
-    def is_available(self) -> bool:
-        """Whether it is configured and usable; looks at config only, never the network."""
 
     @abstractmethod
     async def initialize(

@@ -44,9 +44,6 @@ class BuiltinProvider(MemoryProvider):
     def name(self) -> str:
         return "builtin"
 
-    def is_available(self) -> bool:
-        return True
-
     async def initialize(
         self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
     ) -> None:

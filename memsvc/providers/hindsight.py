@@ -183,9 +183,6 @@ class HindsightProvider(MemoryProvider):
     def name(self) -> str:
         return "hindsight"
 
-    def is_available(self) -> bool:
-        return bool(self.config.api_url)
-
     async def initialize(
         self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
     ) -> None:

@@ -50,9 +50,6 @@ class Recorder(MemoryProvider):
     def name(self) -> str:
         return self._name
 
-    def is_available(self) -> bool:
-        return True
-
     async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
         await self._hook("initialize", user_id, agent_id, thread_id)
 
