@@ -408,7 +408,8 @@ class HindsightProvider(MemoryProvider):
     async def on_memory_write(
         self, action: Action, target: Target, content: str, metadata: dict[str, Any] | None = None
     ) -> None:
-        await self.reconcile(target, thread_id=str((metadata or {}).get("thread_id", "")))
+        thread_id = str((metadata or {}).get("thread_id") or DEFAULT_THREAD)
+        await self.reconcile(target, thread_id=thread_id)
 
     async def reconcile(
         self, target: Target, *, thread_id: str = DEFAULT_THREAD

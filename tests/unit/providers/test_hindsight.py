@@ -615,6 +615,15 @@ async def test_with_a_bank_per_thread_a_write_is_mirrored_where_that_thread_reca
     assert list(fake.banks) == ["w-u1-a1-t9"]
 
 
+async def test_a_write_that_names_no_thread_is_mirrored_where_the_default_thread_recalls(
+    make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore
+) -> None:
+    provider = make(work_bank_id_template="w-{user_id}-{agent_id}-{thread_id}")
+    await file_store.write("memory", [Op("add", content="Deploy with make ship")])
+    await provider.on_memory_write("add", "memory", "x", {"thread_id": ""})
+    assert list(fake.banks) == ["w-u1-a1-default"]
+
+
 async def test_mirroring_leaves_turns_and_other_documents_alone(
     make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore, client: HindsightClient
 ) -> None:
