@@ -26,7 +26,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
-from memsvc.paths import Anchored, PathEscapeError, UnsafeFileError
+from memsvc.errors import PathEscapeError, UnsafeFileError
+from memsvc.paths import Anchored
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

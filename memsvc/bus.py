@@ -192,6 +192,26 @@ class EventBus:
     async def dead_events(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]
 
+    async def redrive_dead(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """Publish parked events again, oldest first; each leaves the list once it is back.
+
+        An event whose cause is gone (a file fixed, a provider back) is then processed
+        as if new. A crash between the two steps publishes one twice, which an event id
+        makes harmless: a write is applied once per event id.
+        """
+        redriven: list[dict[str, Any]] = []
+        while limit is None or len(redriven) < limit:
+            item = await self._redis.lindex(self._keys.dead_events, 0)  # type: ignore[misc]
+            if item is None:
+                break
+            record = json.loads(item)
+            stream_id = await self.publish_raw(str(record["raw"]).encode("utf-8"))
+            await self._redis.lrem(self._keys.dead_events, 1, item)  # type: ignore[misc]
+            redriven.append(
+                {"stream_id": stream_id, "was": record["stream_id"], "error": record["error"]}
+            )
+        return redriven
+
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)
         return int(info["pending"]) if info else 0

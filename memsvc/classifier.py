@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 
 import structlog
 
+from memsvc.errors import InvalidInputError
+
 log = structlog.get_logger(__name__)
 
 Classifier = Callable[[str], Iterable[str]]
@@ -30,7 +32,7 @@ IMPORT_PATH = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 _LABEL_CHARS = re.compile(r"[^a-z0-9_]+")
 
 
-class ClassifierImportError(ImportError):
+class ClassifierImportError(InvalidInputError, ImportError):
     """``security.classifier`` names nothing callable; the message says what was tried."""
 
 

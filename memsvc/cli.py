@@ -24,15 +24,17 @@ from typing import Any
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
+from memsvc.bus import EventBus
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, mask_url
-from memsvc.errors import MemoryServiceError
+from memsvc.errors import MemoryServiceError, PathEscapeError
 from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
 from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
-from memsvc.paths import DataLayout, PathEscapeError
+from memsvc.paths import DataLayout
+from memsvc.redisconn import connect
 from memsvc.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe
@@ -112,6 +114,14 @@ def _parser() -> argparse.ArgumentParser:
     retry = dlq_sub.add_parser("retry", help="queue parked jobs again, oldest first")
     retry.add_argument("--function", default=None, help="only jobs of this function")
     retry.add_argument("--limit", type=int, default=None, help="at most this many")
+
+    dead = commands.add_parser(
+        "dead-events", help="events no worker could process (needs MEMSVC_REDIS_URL)"
+    )
+    dead_sub = dead.add_subparsers(dest="dead_command", required=True)
+    dead_sub.add_parser("list", help="print the parked events with their error, oldest first")
+    again = dead_sub.add_parser("retry", help="publish parked events again, oldest first")
+    again.add_argument("--limit", type=int, default=None, help="at most this many")
 
     commands.add_parser("demo", help="a short scripted tour of memsvc")
     return parser
@@ -206,7 +216,7 @@ def _needs_redis(settings: ServiceSettings, command: str) -> str:
 
 def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _needs_redis(settings, "worker")
-    from workers.settings import run
+    from memsvc.worker import run
 
     run(burst=ns.burst)
     return EXIT_OK
@@ -282,6 +292,21 @@ async def _dlq(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _dead_events(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    redis = connect(_needs_redis(settings, "dead-events"), settings)
+    keys = Keys(settings.key_prefix)
+    try:
+        bus = EventBus(redis, keys, EventLog(redis, keys))
+        if ns.dead_command == "list":
+            _emit(await bus.dead_events())
+        else:
+            redriven = await bus.redrive_dead(limit=ns.limit)
+            _emit({"republished": len(redriven), "events": redriven})
+    finally:
+        await redis.aclose()
+    return EXIT_OK
+
+
 def _fresh_dir(path: str, live: Path) -> Path:
     into = Path(path)
     if into.resolve() == live.resolve():
@@ -332,6 +357,7 @@ _ASYNC_COMMANDS = {
     "config": _config,
     "log": _log,
     "dlq": _dlq,
+    "dead-events": _dead_events,
     "demo": _demo,
 }
 

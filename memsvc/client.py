@@ -24,12 +24,13 @@ says what happened; the other calls raise :class:`MemoryUnavailableError`
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import ValidationError
@@ -38,11 +39,10 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.bus import EventBus
-from memsvc.embedded import EmbeddedService
-from memsvc.errors import MemoryServiceError, MemoryUnavailableError
+from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
 from memsvc.eventlog import EventLog
 from memsvc.events import (
-    NO_THREAD,
+    MEMORY_TOOL,
     MemoryWriteEvent,
     MemoryWritePayload,
     PrefetchEvent,
@@ -57,17 +57,25 @@ from memsvc.events import (
     ToolSchemasEvent,
     stamp,
 )
-from memsvc.ids import validate_id, validate_optional_id
+from memsvc.ids import DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
 from memsvc.receipts import Receipts
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.settings import ServiceSettings
 from memsvc.snapshot import RedisSnapshotCache
-from memsvc.tool import MEMORY_SCHEMA
 from memsvc.validation import describe
 
-__all__ = ["MemoryClient", "MemoryServiceError", "MemoryUnavailableError", "PrefetchContext"]
+__all__ = [
+    "ClientStateError",
+    "MemoryClient",
+    "MemoryServiceError",
+    "MemoryUnavailableError",
+    "PrefetchContext",
+]
+
+if TYPE_CHECKING:
+    from memsvc.embedded import EmbeddedService
 
 log = structlog.get_logger(__name__)
 
@@ -92,7 +100,21 @@ class PrefetchContext:
         return StreamingScrubber(self.scrub_tag) if self.scrub_tag else None
 
 
+class ClientState(enum.Enum):
+    UNOPENED = "unopened"
+    OPENED = "opened"
+    CLOSED = "closed"
+
+
 class MemoryClient:
+    """The agent side of memsvc: publishes events and waits for their replies.
+
+    Use it as ``async with MemoryClient(...) as mem``: entering connects (or, without a
+    Redis URL, starts an embedded worker) and starts the inbox listener, leaving closes
+    what it opened. A client is opened once; a call outside the block raises
+    :class:`ClientStateError`. A ``redis`` passed in stays the caller's to close.
+    """
+
     def __init__(
         self,
         redis_url: str | None = None,
@@ -109,6 +131,7 @@ class MemoryClient:
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._owns_redis = redis is None
+        self._state = ClientState.UNOPENED
 
     @classmethod
     def from_env(cls) -> MemoryClient:
@@ -120,10 +143,15 @@ class MemoryClient:
         return self._embedded
 
     async def __aenter__(self) -> MemoryClient:
+        if self._state is not ClientState.UNOPENED:
+            raise ClientStateError(f"this MemoryClient is {self._state.value}; open a new one")
+        self._state = ClientState.OPENED
         if self._redis is None:
             if self._url:
                 self._redis = connect(self._url, self._settings)
-            else:
+            else:  # the whole worker side, loaded only when this process is to run it
+                from memsvc.embedded import EmbeddedService
+
                 self._embedded = EmbeddedService(self._settings)
                 self._redis = await self._embedded.start()
         self._bus = EventBus(self._redis, self._keys, EventLog(self._redis, self._keys))
@@ -140,6 +168,7 @@ class MemoryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._state = ClientState.CLOSED
         if self._listener is not None:
             await cancel_and_wait(self._listener)
             self._listener = None
@@ -213,7 +242,7 @@ class MemoryClient:
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
         try:
-            if name == MEMORY_SCHEMA["name"]:
+            if name == MEMORY_TOOL:
                 event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
@@ -251,8 +280,8 @@ class MemoryClient:
     async def write_outcome(self, user_id: str, event_id: str) -> dict[str, Any] | None:
         """How a ``memory`` call answered as pending ended: its result once it was applied
         or refused (``parked: true`` when it was given up on), ``None`` while it is queued."""
-        if self._redis is None or self._listener is None:
-            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        self._require_open()
+        assert self._redis is not None
         receipts = Receipts(self._redis, self._keys)
         receipt = await receipts.for_event(validate_id("user_id", user_id), event_id).load()
         return None if receipt is None else receipt.result
@@ -266,7 +295,7 @@ class MemoryClient:
         within the deadline, :class:`MemoryServiceError` when the worker fails.
         """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
-        event = ToolSchemasEvent(**self._envelope(user_id, agent_id, NO_THREAD, seconds))
+        event = ToolSchemasEvent(**self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds))
         reply = await self._request(event, seconds)
         if reply is None:
             raise MemoryUnavailableError(f"no tool schemas within {seconds:g}s")
@@ -358,6 +387,7 @@ class MemoryClient:
         *,
         reply: bool = True,
     ) -> dict[str, Any]:
+        self._require_open()  # every call builds its event first
         return {
             **stamp(),
             "user_id": validate_id("user_id", user_id),
@@ -367,10 +397,15 @@ class MemoryClient:
             "deadline": time.time() + seconds if seconds is not None else None,
         }
 
+    def _require_open(self) -> None:
+        if self._state is ClientState.UNOPENED:
+            raise ClientStateError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        if self._state is ClientState.CLOSED:
+            raise ClientStateError("this MemoryClient is closed; open a new one")
+
     async def _publish(self, event: Any, *, order: str | None = None) -> None:
         """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`."""
-        if self._listener is None:
-            raise RuntimeError("use MemoryClient as 'async with MemoryClient(...) as mem'")
+        self._require_open()
         seconds = self._settings.redis_timeout_seconds
         try:
             # the whole publish, also the wait for a pool connection other calls are opening

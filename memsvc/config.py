@@ -39,7 +39,8 @@ from pydantic import (
 
 from memsvc.atomicfile import read_bytes
 from memsvc.classifier import IMPORT_PATH
-from memsvc.paths import Anchored, DataLayout, UnsafeFileError
+from memsvc.errors import InvalidInputError, UnsafeFileError
+from memsvc.paths import Anchored, DataLayout
 from memsvc.security import Scanner
 from memsvc.validation import describe
 
@@ -165,7 +166,7 @@ USER_WRITABLE_FIELDS: frozenset[str] = frozenset(
 )
 
 
-class ConfigError(ValueError):
+class ConfigError(InvalidInputError):
     """A configuration layer that cannot be used; the message names the layer and the field."""
 
 

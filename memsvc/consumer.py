@@ -26,21 +26,16 @@ import structlog
 from redis.exceptions import RedisError
 
 from memsvc.bus import Delivery
-from memsvc.config import ConfigError
+from memsvc.errors import is_retryable
 from memsvc.eventlog import LogRecord
 from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, decode
 from memsvc.handlers import EventHandlers
-from memsvc.ids import InvalidIdError
 from memsvc.locks import LocalQueues
-from memsvc.paths import UnsafeFileError
 from memsvc.receipts import Receipt
 from memsvc.redisconn import Outage, cancel_and_wait
 from memsvc.runtime import Runtime
 
 log = structlog.get_logger(__name__)
-
-# Failures a retry cannot fix: answered at once instead of redelivered.
-PERMANENT_ERRORS = (ConfigError, InvalidIdError, UnsafeFileError)
 
 
 def consumer_name() -> str:
@@ -205,6 +200,14 @@ class Consumer:
         except Exception as exc:  # whatever else decoding trips on: parked, never redelivered
             await self._invalid(delivery, InvalidEvent(f"cannot decode: {exc!r}", delivery.raw))
             return
+        # every line this event's run logs names it (each delivery runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            event_id=event.id,
+            event_type=event.type,
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+        )
         base = {"worker": self.name, "deliveries": delivery.deliveries}
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N
@@ -230,7 +233,8 @@ class Consumer:
         self, delivery: Delivery, event: Event, exc: Exception, base: dict[str, Any]
     ) -> None:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        final = isinstance(exc, PERMANENT_ERRORS) or delivery.deliveries >= self._max_deliveries
+        # a failure a retry cannot fix is answered at once instead of redelivered
+        final = not is_retryable(exc) or delivery.deliveries >= self._max_deliveries
         log.error("event_failed", event_id=event.id, type=event.type, error=error, final=final)
         if not final:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))

@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from memsvc.memfile import char_count
+from memsvc.memfile import HANDLE_PATTERN, char_count, entry_handle
 
 Action = Literal["add", "replace", "remove"]
-RejectKind = Literal["missing_content", "missing_old_text", "no_match", "ambiguous", "over_limit"]
+RejectKind = Literal[
+    "missing_content", "missing_old_text", "no_match", "ambiguous", "over_limit", "blocked"
+]
 
 
 @dataclass(frozen=True)
@@ -58,12 +60,15 @@ class EditRejected(Exception):
         self.kind = kind
         self.op_index = op_index  # 0-based position in the batch
         self.op = op
-        self.matches = matches or []
+        self.matches = matches or []  # the entries (ambiguous) or the findings (blocked)
         self.total = total  # chars after the operations, for over_limit
 
 
 def _find(entries: list[str], index: int, op: Op) -> int:
     hits = [i for i, entry in enumerate(entries) if op.old_text in entry]
+    if not hits and (handle := HANDLE_PATTERN.search(op.old_text)):
+        named = f"blocked:{handle.group(1).lower()}"
+        hits = [i for i, entry in enumerate(entries) if entry_handle(entry) == named]
     if not hits:
         raise EditRejected("no_match", op_index=index, op=op)
     if len({entries[i] for i in hits}) > 1:

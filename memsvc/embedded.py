@@ -15,12 +15,12 @@ from typing import Any
 import fakeredis
 from redis.asyncio import Redis
 
+from memsvc.background_jobs import job_functions
 from memsvc.consumer import Consumer
 from memsvc.jobs import InlineJobs, RetryPolicy
 from memsvc.redisconn import cancel_and_wait
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
-from workers.jobs import job_functions
 
 
 class EmbeddedService:

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from memsvc.keys import Keys
+from memsvc.settings import default
 
 # Room for any memory write the tool accepts (64 KiB of arguments) with its result,
 # so that every write can be replayed from its record.
@@ -120,8 +121,8 @@ class EventLog:
         redis: Redis,
         keys: Keys,
         *,
-        max_entries: int = 1_000_000,
-        retention_seconds: float = 7 * 24 * 3600,
+        max_entries: int = default("log_max_entries"),
+        retention_seconds: float = default("log_retention_seconds"),
     ) -> None:
         self._redis = redis
         self._key = keys.log

@@ -28,14 +28,15 @@ from pydantic import (
     ValidationError,
 )
 
+from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id, validate_optional_id
 from memsvc.validation import describe
 
 SCHEMA_VERSION = 1
-NO_THREAD = "none"  # the thread of events that belong to no session (tool_schemas)
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024
+MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
 MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
@@ -182,7 +183,7 @@ EVENT_TYPES = (
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 
-class InvalidEvent(ValueError):
+class InvalidEvent(InvalidInputError):
     """An event that cannot be processed; ``raw`` is kept for the record."""
 
     def __init__(self, reason: str, raw: bytes) -> None:

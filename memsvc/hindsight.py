@@ -31,6 +31,9 @@ import httpx
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from memsvc.errors import MemsvcError
+from memsvc.settings import default
+
 log = structlog.get_logger(__name__)
 
 Budget = Literal["low", "mid", "high"]
@@ -38,7 +41,9 @@ _PAGE = 100  # documents per page of a listing
 WARM_UP_BANK = "memsvc-warm-up-never-created"
 
 
-class HindsightError(Exception):
+class HindsightError(MemsvcError):
+    """The Hindsight API failed a request; retryable unless it refused the request itself."""
+
     retryable = True
     retry_after: float | None = None
 
@@ -69,12 +74,13 @@ class HindsightRejected(HindsightError):
 
 @dataclass(frozen=True)
 class Timeouts:
-    recall: float = 0.7
+    recall: float = default("hindsight_recall_timeout_seconds")
     retain: float = 10.0
-    reflect: float = 30.0
+    reflect: float = default("hindsight_reflect_timeout_seconds")
     other: float = 5.0
     connect: float = 0.5
-    processing: float = 15.0  # how long one try waits for an async retain to be processed
+    # how long one try waits for an async retain to be processed
+    processing: float = default("hindsight_retain_pending_seconds")
 
 
 class _Body(BaseModel):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Literal
 
+from memsvc.errors import InvalidInputError
+
 MAX_ID_LENGTH = 128
 DEFAULT_THREAD = "default"  # the session of calls that name no thread
 _EXTRA_CHARS = frozenset("._-@+")
@@ -26,7 +28,7 @@ _WINDOWS_DEVICES = frozenset(
 IdKind = Literal["user_id", "agent_id", "thread_id"]
 
 
-class InvalidIdError(ValueError):
+class InvalidIdError(InvalidInputError):
     """An id that would be unsafe as a path component or key part."""
 
     def __init__(self, kind: str, value: object, reason: str) -> None:

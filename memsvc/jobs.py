@@ -8,7 +8,7 @@ number of tries and an age, and then parked in a dead-letter list with its
 payload and last error, where an operator can inspect and re-drive it: a job is
 never dropped.
 
-An exception tells the policy what it knows, httpx style: ``retryable = False``
+A memsvc error tells the policy what it knows (:mod:`memsvc.errors`): ``retryable = False``
 (a request the server refused as it is) parks the job at once instead of
 repeating it, and ``retry_after`` (seconds, the server's own advice) is the
 least a retry waits.
@@ -32,11 +32,14 @@ from arq.connections import ArqRedis
 from arq.worker import Retry
 from redis.asyncio import Redis
 
+from memsvc.errors import is_retryable
 from memsvc.eventlog import EventLog, LogRecord
 from memsvc.keys import Keys
-from memsvc.settings import ServiceSettings
+from memsvc.settings import ServiceSettings, default
 
 log = structlog.get_logger(__name__)
+
+_LOGGED_IDS = ("event_id", "user_id", "agent_id", "thread_id")
 
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
@@ -60,10 +63,10 @@ class RetryPolicy:
     """With the defaults a job keeps trying for at least ~29 minutes (at most ~58)
     before it is parked: an outage of that length drains by itself."""
 
-    max_tries: int = 20
-    max_age_seconds: float = 6 * 3600
-    base_seconds: float = 1.0
-    cap_seconds: float = 300.0
+    max_tries: int = default("job_max_tries")
+    max_age_seconds: float = default("job_max_age_seconds")
+    base_seconds: float = default("job_backoff_base_seconds")
+    cap_seconds: float = default("job_backoff_cap_seconds")
     # one try's time limit, below arq's job_timeout: arq treats its own timeout as the
     # job's end (no retry, no dead letter), so a try that runs long must end here first
     try_seconds: float | None = None
@@ -195,6 +198,18 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
             job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
         )
         current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
+        meta = payload.get("metadata", payload)
+        # every line this try logs names the job and whose it is (each job runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            job=name,
+            job_id=str(ctx.get("job_id") or ""),
+            job_try=job_try,
+            **{
+                k: str(meta[k])
+                for k in ("event_id", "user_id", "agent_id", "thread_id")
+                if k in meta
+            },
+        )
         try:
             async with asyncio.timeout(policy.try_seconds):
                 await function(ctx, payload)
@@ -203,8 +218,7 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
             error = f"{type(exc).__name__}: {exc}"
             if isinstance(exc, TimeoutError):
                 error = f"TimeoutError: the try took over {policy.try_seconds:g}s"
-            retryable = getattr(exc, "retryable", True)
-            if retryable and job_try < policy.max_tries and age < policy.max_age_seconds:
+            if is_retryable(exc) and job_try < policy.max_tries and age < policy.max_age_seconds:
                 delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)
                 log.warning(
                     "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from memsvc.errors import LockLostError, LockUnavailableError
 from memsvc.keys import Keys
-from memsvc.locks import Fence, LockLostError, LockUnavailableError
+from memsvc.locks import Fence
 from memsvc.paths import Target
 from memsvc.receipts import RECEIPT_TTL_SECONDS
 

@@ -29,22 +29,11 @@ from redis.asyncio.lock import Lock
 from redis.exceptions import LockError, RedisError
 
 from memsvc.atomicfile import open_lock_file
+from memsvc.errors import LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
 
 log = structlog.get_logger(__name__)
-
-
-class LockTimeoutError(TimeoutError):
-    """Another writer held the file for longer than we were willing to wait."""
-
-
-class LockLostError(RuntimeError):
-    """The lease expired before the write could be committed; nothing was written."""
-
-
-class LockUnavailableError(RuntimeError):
-    """The lock service could not be reached; nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,13 @@ import structlog
 
 from memsvc.config import InjectionConfig
 from memsvc.edits import Action
+from memsvc.errors import ProviderLimitError
+from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
 from memsvc.receipts import EventReceipt
+from memsvc.settings import default
 from memsvc.tool import MEMORY_SCHEMA, ToolOutcome
 
 log = structlog.get_logger(__name__)
@@ -42,10 +45,6 @@ class MirrorRequest:
 
 
 MirrorSink = Callable[[MirrorRequest], Awaitable[None]]
-
-
-class ProviderLimitError(ValueError):
-    """A second external provider, or one that would shadow the builtin."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ class MemoryManager:
         builtin: BuiltinProvider,
         *,
         hook_timeout: float = 5.0,
-        prefetch_timeout: float = 3.0,
+        prefetch_timeout: float = default("prefetch_timeout_seconds"),
         tool_timeout: float | None = None,
         mirror: MirrorSink | None = None,
     ) -> None:
@@ -125,7 +124,9 @@ class MemoryManager:
             )
         )
 
-    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
         await self._fan_out(
             "initialize",
             lambda p: p.initialize(user_id=user_id, agent_id=agent_id, thread_id=thread_id),
@@ -173,7 +174,7 @@ class MemoryManager:
         return schemas
 
     async def handle_tool_call(
-        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         if tool_name == MEMORY_SCHEMA["name"]:
             written = await self.memory_tool(args, thread_id=thread_id)
@@ -230,7 +231,11 @@ class MemoryManager:
         task.add_done_callback(self._background.discard)
 
     async def prefetch_all(
-        self, query: str, *, thread_id: str = "", injection: InjectionConfig | None = None
+        self,
+        query: str,
+        *,
+        thread_id: str = DEFAULT_THREAD,
+        injection: InjectionConfig | None = None,
     ) -> PrefetchResult:
         """Every provider concurrently, each under its own timeout."""
         injection = injection or InjectionConfig()
@@ -268,7 +273,7 @@ class MemoryManager:
                 blocks[provider.name] = value
         return PrefetchResult(blocks=blocks, skipped=skipped, timings_ms=timings)
 
-    async def queue_prefetch_all(self, query: str, *, thread_id: str = "") -> None:
+    async def queue_prefetch_all(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> None:
         await self._fan_out(
             "queue_prefetch", lambda p: p.queue_prefetch(query, thread_id=thread_id)
         )

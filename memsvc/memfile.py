@@ -9,11 +9,14 @@ normalises a file.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 
 ENTRY_DELIMITER = "\n§\n"
 DELIMITER_LINE = "§"
 _BOM = b"\xef\xbb\xbf"
+HANDLE_PATTERN = re.compile(r"\bblocked:([0-9a-f]{8})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,3 +66,13 @@ def entry_problem(content: str) -> str | None:
     if DELIMITER_LINE in content.split("\n"):
         return "content must not contain a line holding only '§' (the entry delimiter)"
     return None
+
+
+def entry_handle(entry: str) -> str:
+    """``blocked:1a2b3c4d``: names an entry the prompt does not show, without its text.
+
+    The tool accepts it as ``old_text``, so the model can remove or replace an entry it
+    only ever saw as a placeholder.
+    """
+    digest = hashlib.sha256(entry.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"blocked:{digest[:8]}"

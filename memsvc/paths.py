@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from memsvc.errors import PathEscapeError
 from memsvc.ids import IdKind, InvalidIdError, validate_id
 
 Target = Literal["user", "memory"]
@@ -27,15 +28,6 @@ USER_FILE = "USER.md"
 MEMORY_FILE = "MEMORY.md"
 USER_CONFIG_FILE = "memory_config.json"
 GLOBAL_OVERRIDES_FILE = "memory_user_overrides.json"
-
-
-class UnsafeFileError(ValueError):
-    """A file in the data dir that cannot be used safely (not a regular file, linked
-    elsewhere, too large). Retrying does not help; the message names no absolute path."""
-
-
-class PathEscapeError(UnsafeFileError):
-    """A path that would resolve outside the data dir."""
 
 
 @dataclass(frozen=True)

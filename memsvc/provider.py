@@ -3,7 +3,7 @@
 The hooks are those of Hermes Agent's ``MemoryProvider`` that a DeerFlow-style
 agent needs, made async: a provider is called from an event loop that serves
 many agents at once, so none of its hooks may block it. Only ``name``,
-``is_available``, ``initialize`` and ``get_tool_schemas`` must be written; every
+``initialize`` and ``get_tool_schemas`` must be written; every
 other hook has a harmless default, so a provider implements only what it uses.
 """
 
@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from memsvc.edits import Action
+from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
 
 
@@ -23,11 +24,9 @@ class MemoryProvider(ABC):
         """Short id such as ``builtin`` or ``hindsight``; also names it in logs."""
 
     @abstractmethod
-    def is_available(self) -> bool:
-        """Whether it is configured and usable; looks at config only, never the network."""
-
-    @abstractmethod
-    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
         """Open connections, create banks, load files."""
 
     async def shutdown(self) -> None:
@@ -37,11 +36,11 @@ class MemoryProvider(ABC):
         """Static text for the system prompt (usage notes, provider status)."""
         return ""
 
-    async def prefetch(self, query: str, *, thread_id: str = "") -> str:
+    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
         """Context to inject before this turn's model call."""
         return ""
 
-    async def queue_prefetch(self, query: str, *, thread_id: str = "") -> None:
+    async def queue_prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> None:
         """Start preparing the next turn's context in the background."""
 
     async def sync_turn(
@@ -49,7 +48,7 @@ class MemoryProvider(ABC):
         user_content: str,
         assistant_content: str,
         *,
-        thread_id: str = "",
+        thread_id: str = DEFAULT_THREAD,
         turn_index: int = 0,
         at: float | None = None,
     ) -> None:
@@ -61,7 +60,7 @@ class MemoryProvider(ABC):
         """OpenAI function schemas this provider serves; empty for context-only providers."""
 
     async def handle_tool_call(
-        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         """Run one of this provider's tools; the result is a JSON string for the model."""
         raise NotImplementedError(f"{self.name} has no tool {tool_name!r}")

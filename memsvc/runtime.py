@@ -179,7 +179,11 @@ class Runtime:
             classifier=load_classifier(classifier) if classifier else None,
         )
         builtin = BuiltinProvider(
-            store, scanner, self.snapshots, self.sessions.failures(user_id, agent_id)
+            store,
+            scanner,
+            self.snapshots,
+            self.sessions.failures(user_id, agent_id),
+            max_tokens=config.injection.max_tokens,
         )
         mirror = self._enqueue_mirror if self.jobs is not None else None
         manager = MemoryManager(

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from memsvc import canonical
 from memsvc.classifier import Classifier, verdict
 from memsvc.markers import MARKER_RULES
+from memsvc.memfile import entry_handle
 from memsvc.patterns import EN_RULES
 from memsvc.patterns_intl import OTHER_RULES, ZH_RULES
 from memsvc.rules import View, matches
@@ -237,16 +238,22 @@ class Scanner:
         )
 
     def sanitise(self, entries: list[str], filename: str) -> list[str]:
-        """Entries for a snapshot: each bad one becomes a placeholder (Hermes' wording)."""
+        """Entries for a snapshot: each bad one becomes a placeholder."""
         out = []
         for entry in entries:
             found = self.findings(entry)
-            if found:
-                out.append(
-                    f"{BLOCKED_PREFIX} {filename} entry contained threat pattern(s): "
-                    f"{', '.join(found)}. Removed from system prompt; "
-                    "use memory(action=remove) to delete the original.]"
-                )
-            else:
-                out.append(entry)
+            out.append(placeholder(entry, filename, found) if found else entry)
         return out
+
+
+def placeholder(entry: str, filename: str, found: list[str]) -> str:
+    """What the prompt shows instead of a blocked entry: Hermes' wording, plus a handle.
+
+    The handle (never the text) lets the model remove or replace the entry it cannot see.
+    """
+    handle = entry_handle(entry)
+    return (
+        f"{BLOCKED_PREFIX} {filename} entry contained threat pattern(s): "
+        f"{', '.join(found)}. Removed from system prompt; "
+        f'use memory(action=remove, old_text="{handle}") to delete the original.]'
+    )

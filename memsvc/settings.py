@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from pydantic import Field, PositiveFloat, PositiveInt, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -130,3 +130,9 @@ class ServiceSettings(BaseSettings):
                     f"{smaller} ({low:g}) must be {relation} {larger} ({high:g}): {why}"
                 )
         return self
+
+
+def default(name: str) -> Any:
+    """The default of setting ``name``, for a class that also takes it as an argument:
+    every default lives here, once."""
+    return ServiceSettings.model_fields[name].default

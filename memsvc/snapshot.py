@@ -2,7 +2,19 @@
 
 Rendered exactly as Hermes Agent 0.19.0 renders it (same header, usage figure,
 separators and block order), from entries that went through the scanner, so a
-poisoned entry on disk reaches the prompt only as a placeholder. A snapshot is
+poisoned entry on disk reaches the prompt only as a placeholder. Two things
+differ from Hermes, and only where a file holds something Hermes' own tool
+would not have let in:
+
+- A block injects at most its file's char limit (and the share of
+  ``injection.max_tokens`` it is given): a file filled behind the tool's back
+  cannot flood the prompt. Entries that do not fit are left out, in their
+  place one ``[OMITTED: ...]`` line says how many and how big.
+- Tokens that give a prompt its structure (chat-template markers, the context
+  tag, our separator lines, placeholder look-alikes) are defused inside
+  entries, so that no entry can close this block or open another section.
+
+A snapshot is
 taken once per session (thread), kept in Redis, and then served unchanged by
 every worker: the prompt prefix stays byte-stable, which keeps the model
 provider's prefix cache warm.
@@ -11,6 +23,7 @@ provider's prefix cache warm.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,12 +32,46 @@ from redis.asyncio import Redis
 from memsvc.keys import Keys
 from memsvc.memfile import ENTRY_DELIMITER, char_count
 from memsvc.paths import Target
+from memsvc.settings import default
 
 BLOCK_HEADERS: dict[Target, str] = {
     "memory": "MEMORY (your personal notes)",
     "user": "USER PROFILE (who the user is)",
 }
 SEPARATOR = "═" * 46
+OMITTED_PREFIX = "[OMITTED:"
+
+# What structures a prompt, and its defused form. Each one reads the same to a human
+# and means nothing to a chat template or to the block's own framing.
+_STRUCTURAL: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"<\|"), "‹|"),  # <|im_start|>, <|system|>, <|endoftext|> ...
+    (re.compile(r"\|>"), "|›"),
+    (re.compile(r"\[(/?INST)\]", re.IGNORECASE), r"(\1)"),  # Llama 2
+    (re.compile(r"<<(/?SYS)>>", re.IGNORECASE), r"‹‹\1››"),
+    # a context tag or a role tag, opening or closing: <memory-context>, </system> ...
+    (
+        re.compile(
+            r"<(\s*/?\s*(?:[\w-]*context|system|assistant|user|developer|instructions?|tool)\b)",
+            re.IGNORECASE,
+        ),
+        r"‹\1",
+    ),
+    (re.compile(r"═"), "="),  # the block's separator lines
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\s*[:：]", re.IGNORECASE), r"(\1:"),
+]
+
+
+def defuse(entry: str) -> str:
+    """``entry`` with every structural token replaced by a harmless look-alike."""
+    for pattern, replacement in _STRUCTURAL:
+        entry = pattern.sub(replacement, entry)
+    return entry
+
+
+def estimated_tokens(text: str) -> int:
+    """A cautious token count: four ASCII characters to a token, any other character one."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return -(-ascii_chars // 4) + len(text) - ascii_chars
 
 
 def usage_figures(current: int, limit: int) -> str:
@@ -33,12 +80,51 @@ def usage_figures(current: int, limit: int) -> str:
     return f"{pct}% — {current:,}/{limit:,}"
 
 
-def render_block(target: Target, entries: list[str], limit: int) -> str:
-    """One block of the prompt; empty when there are no entries."""
+def _fitting(entries: list[str], max_chars: int, max_tokens: int | None) -> list[str]:
+    kept: list[str] = []
+    chars = tokens = 0
+    for entry in entries:
+        more_chars = len(entry) + (len(ENTRY_DELIMITER) if kept else 0)
+        more_tokens = estimated_tokens(entry) + 2  # the delimiter
+        if chars + more_chars > max_chars:
+            continue
+        if max_tokens is not None and tokens + more_tokens > max_tokens:
+            continue
+        kept.append(entry)
+        chars, tokens = chars + more_chars, tokens + more_tokens
+    return kept
+
+
+def _omitted(entries: list[str], kept: list[str]) -> str:
+    shown = set(kept)
+    left_out = [entry for entry in entries if entry not in shown]
+    count = len(left_out)
+    return (
+        f"{OMITTED_PREFIX} {count} {'entry' if count == 1 else 'entries'} "
+        f"({char_count(left_out):,} chars) over this block's limit left out of the prompt; "
+        "remove or merge entries to make room.]"
+    )
+
+
+def render_block(
+    target: Target, entries: list[str], limit: int, *, max_tokens: int | None = None
+) -> str:
+    """One block of the prompt, at most ``limit`` chars (and ``max_tokens``) of entries.
+
+    Empty when there are no entries. The header's usage figure counts every entry,
+    also those left out, so the model sees how full the file really is.
+    """
     if not entries:
         return ""
     header = f"{BLOCK_HEADERS[target]} [{usage_figures(char_count(entries), limit)} chars]"
-    return f"{SEPARATOR}\n{header}\n{SEPARATOR}\n{ENTRY_DELIMITER.join(entries)}"
+    shown = _fitting(entries, limit, max_tokens)
+    if len(shown) < len(entries):
+        note = _omitted(entries, [])  # the longest the note can be
+        room = len(note) + len(ENTRY_DELIMITER)
+        budget = None if max_tokens is None else max_tokens - estimated_tokens(note) - 2
+        shown = _fitting(entries, max(0, limit - room), budget)
+        shown = [*shown, _omitted(entries, shown)]
+    return f"{SEPARATOR}\n{header}\n{SEPARATOR}\n{ENTRY_DELIMITER.join(shown)}"
 
 
 @dataclass(frozen=True)
@@ -70,7 +156,9 @@ class SnapshotCache(Protocol):
 class RedisSnapshotCache:
     """Snapshots in Redis, so every worker on every host serves a thread the same bytes."""
 
-    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self, redis: Redis, keys: Keys, *, ttl_seconds: int = default("snapshot_ttl_seconds")
+    ) -> None:
         self._redis = redis
         self._keys = keys
         self._ttl = ttl_seconds

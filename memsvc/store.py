@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -128,12 +129,19 @@ class BuiltinStore:
         return _Current(state, head)
 
     async def write(
-        self, target: Target, ops: list[Op], *, guard: WriteGuard | None = None
+        self,
+        target: Target,
+        ops: list[Op],
+        *,
+        guard: WriteGuard | None = None,
+        vet: Callable[[list[str], Applied], None] | None = None,
     ) -> Applied:
         """Apply ``ops`` under the writer lock.
 
-        Raises ``EditRejected`` (nothing changed), a lock error (nothing written) or
-        :class:`AlreadyApplied` (the guard recognised an earlier delivery).
+        ``vet`` sees the entries before and after and may refuse the result by raising
+        ``EditRejected``. Raises ``EditRejected`` (nothing changed), a lock error
+        (nothing written) or :class:`AlreadyApplied` (the guard recognised an earlier
+        delivery).
         """
         path = self.path(target)
         async with self._locks.hold(target, self.user_id, self.agent_id) as lease:
@@ -146,6 +154,8 @@ class BuiltinStore:
                     await asyncio.shield(self._replace(target, lease, current, current.data, None))
                 raise AlreadyApplied
             applied = apply(parsed.entries, ops, self.limits.of(target))
+            if vet is not None and applied.changes:
+                vet(parsed.entries, applied)
             if not applied.changes and not current.lagging:
                 return applied  # a no-op leaves even a non-canonical file untouched
             raw = current.state.data

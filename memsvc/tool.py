@@ -10,6 +10,7 @@ through the scanner first, so a poisoned entry is never echoed raw.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,11 +18,13 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memsvc.edits import Applied, Change, EditRejected, Op
-from memsvc.locks import LockLostError, LockTimeoutError, LockUnavailableError
+from memsvc.edits import Applied, Change, EditRejected, Op, apply
+from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
+from memsvc.events import MEMORY_TOOL
 from memsvc.memfile import char_count, entry_problem, normalise_newlines
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.receipts import EventReceipt, Receipt
+from memsvc.screening import joined_findings
 from memsvc.security import MAX_SCAN_CHARS, Scanner
 from memsvc.snapshot import usage_figures
 from memsvc.store import AlreadyApplied, BuiltinStore
@@ -30,10 +33,11 @@ from memsvc.validation import describe
 MAX_ARGS_BYTES = 64 * 1024
 MAX_OPERATIONS = 50
 MAX_CONSOLIDATION_FAILURES_PER_TURN = 3
+SCAN_IN_THREAD_CHARS = 8 * 1024  # contents past this are scanned off the event loop
 PREVIEW_WIDTH = 80
 
 MEMORY_SCHEMA: dict[str, Any] = {
-    "name": "memory",
+    "name": MEMORY_TOOL,
     "description": (
         "Save durable facts to persistent memory that survive across sessions. Memory is "
         "injected into every future turn, so keep entries compact and high-signal.\n\n"
@@ -217,7 +221,24 @@ class MemoryTool:
                 return ToolOutcome(single, target)
             raw_ops = [(single, parsed.content, parsed.old_text)]
         ops = [Op(a, _clean(c), _clean(t)) for a, c, t in raw_ops]
-        if problem := self._content_problem(ops, batch, self._store.limits.of(target)):
+        limit = self._store.limits.of(target)
+        if _surely_over(ops, limit):  # the budget first: scanning what cannot fit is wasted
+            entries = await self._store.read(target)
+            rejected = EditRejected(
+                "over_limit", op_index=len(ops) - 1, op=ops[-1], total=char_count(entries)
+            )
+            try:
+                apply(entries, ops, limit)
+            except EditRejected as exc:
+                rejected = exc
+            error, _ = self._rejection(rejected, target, entries, ops, batch)
+            return ToolOutcome(await self._count_failure(error, thread_id), target)
+        if sum(len(op.content) for op in ops) > SCAN_IN_THREAD_CHARS:
+            # many KB of patterns would hold the event loop every other user's call runs on
+            problem = await asyncio.to_thread(self._content_problem, ops, batch, limit)
+        else:
+            problem = self._content_problem(ops, batch, limit)
+        if problem:
             return ToolOutcome(_error(problem), target)
         return await self._write(target, ops, batch, thread_id, receipt)
 
@@ -279,7 +300,7 @@ class MemoryTool:
 
         guard = _ReceiptGuard(receipt, target, result_of) if receipt is not None else None
         try:
-            applied = await self._store.write(target, ops, guard=guard)
+            applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
         except AlreadyApplied:
             assert guard is not None and guard.prior is not None
             return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
@@ -310,6 +331,20 @@ class MemoryTool:
             )
         await self._failures.reset(thread_id)
         return ToolOutcome(result_of(applied), target, applied.changes)
+
+    def _vet(self, before: list[str], applied: Applied) -> None:
+        """Refuse entries that are harmless alone but an attack next to the others.
+
+        The prompt shows the entries side by side, so "Ignore all previous" and
+        "instructions and ..." added as two entries read as one injection.
+        """
+        if not applied.changes:
+            return
+        was = set(joined_findings(self._scanner, before))
+        new = [f for f in joined_findings(self._scanner, applied.entries) if f not in was]
+        if new:
+            last = len(applied.changes) - 1
+            raise EditRejected("blocked", op_index=last, op=Op("add"), matches=new)
 
     def _success(
         self, target: Target, ops: list[Op], applied: Applied, batch: bool
@@ -352,6 +387,16 @@ class MemoryTool:
         limit = self._store.limits.of(target)
         shown = self._shown(entries, target)
         usage = self._usage(entries, target)
+        if rejected.kind == "blocked":
+            return (
+                _error(
+                    f"Blocked: next to the entries already in {self._filename(target)}, this "
+                    f"content matches threat pattern '{rejected.matches[0]}'. The system prompt "
+                    "shows entries side by side, so they must not form instructions together. "
+                    "Nothing was saved."
+                ),
+                False,
+            )
         if batch:
             pos = f"Operation {rejected.op_index + 1} ({op.action})"
             message = {
@@ -432,6 +477,13 @@ class MemoryTool:
     @staticmethod
     def _filename(target: Target) -> str:
         return USER_FILE if target == "user" else MEMORY_FILE
+
+
+def _surely_over(ops: list[Op], limit: int) -> bool:
+    """Adds only, whose contents alone are over the limit: no file can take them."""
+    if any(op.action != "add" for op in ops):
+        return False
+    return char_count(list(dict.fromkeys(op.content for op in ops if op.content))) > limit
 
 
 def _clean(text: str | None) -> str:

@@ -1,4 +1,2 @@
-"""The memsvc worker: arq settings (``workers.settings``) and job functions (``workers.jobs``).
-
-Run one with ``memsvc worker`` (or ``arq workers.settings.WorkerSettings``).
-"""
+"""The arq settings of the memsvc worker (``workers.settings``); the worker itself is
+:mod:`memsvc.worker`. Run one with ``memsvc worker``."""

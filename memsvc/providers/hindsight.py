@@ -183,18 +183,17 @@ class HindsightProvider(MemoryProvider):
     def name(self) -> str:
         return "hindsight"
 
-    def is_available(self) -> bool:
-        return bool(self.config.api_url)
-
-    async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
         banks = self.banks(thread_id)
         await asyncio.gather(self._ensure_bank(banks.user), self._ensure_bank(banks.work))
 
-    def banks(self, thread_id: str = "") -> Banks:
+    def banks(self, thread_id: str = DEFAULT_THREAD) -> Banks:
         values = {
             "user_id": self.user_id,
             "agent_id": self.agent_id,
-            "thread_id": thread_id or DEFAULT_THREAD,
+            "thread_id": thread_id,
             "env": self._env,
         }
         return Banks(
@@ -202,7 +201,7 @@ class HindsightProvider(MemoryProvider):
             work=bank_id(self.config.work_bank_id_template, **values),
         )
 
-    def _bank_of(self, target: Target, thread_id: str = "") -> str:
+    def _bank_of(self, target: Target, thread_id: str = DEFAULT_THREAD) -> str:
         banks = self.banks(thread_id)
         return banks.user if target == "user" else banks.work
 
@@ -220,7 +219,7 @@ class HindsightProvider(MemoryProvider):
     def _recalls(self) -> bool:
         return self.config.auto_recall and self.config.memory_mode in ("context", "hybrid")
 
-    async def prefetch(self, query: str, *, thread_id: str = "") -> str:
+    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
         """The recall block for this turn: the one ``queue_prefetch`` prepared, if any."""
         if not self._recalls():
             return ""
@@ -235,7 +234,7 @@ class HindsightProvider(MemoryProvider):
             return ""
         return await self._recall_block(query, thread_id)
 
-    async def queue_prefetch(self, query: str, *, thread_id: str = "") -> None:
+    async def queue_prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> None:
         """Recall now, at the end of a turn (its text as the query), for the turn to come.
 
         The thread's next prefetch is served from it at once, whatever its own query
@@ -315,7 +314,7 @@ class HindsightProvider(MemoryProvider):
         user_content: str,
         assistant_content: str,
         *,
-        thread_id: str = "",
+        thread_id: str = DEFAULT_THREAD,
         turn_index: int = 0,
         at: float | None = None,
     ) -> None:
@@ -409,9 +408,12 @@ class HindsightProvider(MemoryProvider):
     async def on_memory_write(
         self, action: Action, target: Target, content: str, metadata: dict[str, Any] | None = None
     ) -> None:
-        await self.reconcile(target, thread_id=str((metadata or {}).get("thread_id", "")))
+        thread_id = str((metadata or {}).get("thread_id") or DEFAULT_THREAD)
+        await self.reconcile(target, thread_id=thread_id)
 
-    async def reconcile(self, target: Target, *, thread_id: str = "") -> tuple[int, int]:
+    async def reconcile(
+        self, target: Target, *, thread_id: str = DEFAULT_THREAD
+    ) -> tuple[int, int]:
         """Make the bank hold exactly the file's entries; returns (retained, deleted).
 
         Hindsight itself says which mirror documents exist (they carry the tags
@@ -505,7 +507,7 @@ class HindsightProvider(MemoryProvider):
         ]
 
     async def handle_tool_call(
-        self, tool_name: str, args: dict[str, Any], *, thread_id: str = ""
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         try:
             result = await self._tool(tool_name, args, thread_id)

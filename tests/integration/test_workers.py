@@ -229,11 +229,25 @@ async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: Wo
         result = await mem.call_tool(
             "u1", "a1", "t", "memory", {"action": "add", "target": "user", "content": "still up"}
         )
-    assert result["success"] is True
+    assert result["success"] is True, result
     dead = [json.loads(raw) for raw in await workers.redis.lrange(workers.keys.dead_events, 0, -1)]
     assert [d["error"][:14] for d in dead] == ["not UTF-8 JSON", "user_id: Value"]
     assert workers.procs[0].poll() is None
     assert not (Path(workers.env["MEMSVC_DATA_DIR"]).parent / "root").exists()
+    listed = await asyncio.to_thread(workers.run_cli, "dead-events", "list")
+    assert [d["error"][:14] for d in json.loads(listed.stdout)] == [
+        "not UTF-8 JSON",
+        "user_id: Value",
+    ]
+    # published again, the hostile id is refused again: parked once more, last in the list
+    retried = await asyncio.to_thread(workers.run_cli, "dead-events", "retry", "--limit", "1")
+    assert json.loads(retried.stdout)["republished"] == 1, retried.stderr
+
+    async def parked_again() -> bool:
+        raw = await workers.redis.lrange(workers.keys.dead_events, 0, -1)
+        return [json.loads(r)["error"][:14] for r in raw] == ["user_id: Value", "not UTF-8 JSON"]
+
+    await until(parked_again)
 
 
 async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from memsvc.background_jobs import job_functions
 from memsvc.client import MemoryClient
 from memsvc.consumer import Consumer
 from memsvc.hindsight import HindsightClient
 from memsvc.jobs import InlineJobs, RetryPolicy
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
-from workers.jobs import job_functions
 
 
 @dataclass

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
-from memsvc.errors import MemoryServiceError, MemoryUnavailableError
+from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
 from memsvc.settings import ServiceSettings
 from tests.conftest import until
 
@@ -127,3 +127,32 @@ async def test_close_ends_the_listener_even_when_a_cancellation_is_lost(
     calls = redis.calls
     await asyncio.sleep(2.5)  # a listener still running would have polled again (1 s BLPOPs)
     assert redis.calls == calls
+
+
+async def test_a_client_used_outside_its_block_says_so_for_every_call(
+    settings: ServiceSettings,
+) -> None:
+    mem = MemoryClient(settings=settings, redis=fakeredis.FakeAsyncRedis())
+
+    def calls() -> list[Any]:
+        return [
+            mem.prefetch("u1", "a1", "t1"),
+            mem.queue_prefetch("u1", "a1", "t1"),
+            mem.call_tool("u1", "a1", "t1", "memory", {"action": "add", "content": "x"}),
+            mem.tool_schemas("u1", "a1"),
+            mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
+            mem.session_switch("u1", "a1", "t2"),
+            mem.reload_snapshot("u1", "a1", "t1"),
+            mem.write_outcome("u1", "e" * 32),
+        ]
+
+    for call in calls():
+        with pytest.raises(ClientStateError, match="async with"):
+            await call
+    async with mem:
+        pass
+    for call in calls():
+        with pytest.raises(ClientStateError, match="closed"):
+            await call
+    with pytest.raises(ClientStateError, match="closed"):
+        await mem.__aenter__()

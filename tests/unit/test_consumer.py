@@ -10,9 +10,9 @@ import pytest
 
 from memsvc.client import MemoryClient
 from memsvc.edits import Op
+from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.handlers import EventHandlers, Handled
-from memsvc.locks import LockTimeoutError
 from memsvc.store import BuiltinStore
 from tests.conftest import until
 from tests.unit.conftest import Service

@@ -10,8 +10,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from memsvc.config import InjectionConfig
+from memsvc.errors import ProviderLimitError
 from memsvc.locks import FileLocks
-from memsvc.manager import MemoryManager, ProviderLimitError
+from memsvc.manager import MemoryManager
 from memsvc.paths import DataLayout
 from memsvc.provider import MemoryProvider
 from memsvc.providers.builtin import BuiltinProvider
@@ -48,9 +49,6 @@ class Recorder(MemoryProvider):
     @property
     def name(self) -> str:
         return self._name
-
-    def is_available(self) -> bool:
-        return True
 
     async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
         await self._hook("initialize", user_id, agent_id, thread_id)

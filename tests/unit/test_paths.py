@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memsvc.errors import PathEscapeError
 from memsvc.ids import InvalidIdError
-from memsvc.paths import DataLayout, PathEscapeError
+from memsvc.paths import DataLayout
 
 
 def test_layout_matches_the_documented_tree(layout: DataLayout) -> None:

@@ -14,9 +14,6 @@ class Minimal(MemoryProvider):
     def name(self) -> str:
         return "minimal"
 
-    def is_available(self) -> bool:
-        return True
-
     async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
         return None
 
@@ -29,9 +26,6 @@ def test_a_provider_missing_a_required_hook_cannot_be_built() -> None:
         @property
         def name(self) -> str:
             return "x"
-
-        def is_available(self) -> bool:
-            return True
 
         async def initialize(self, *, user_id: str, agent_id: str, thread_id: str = "") -> None:
             return None

@@ -12,8 +12,9 @@ import pytest
 
 from memsvc.config import ConfigError
 from memsvc.edits import Op
+from memsvc.errors import PathEscapeError, UnsafeFileError
 from memsvc.locks import FileLocks
-from memsvc.paths import DataLayout, PathEscapeError, UnsafeFileError
+from memsvc.paths import DataLayout
 from memsvc.store import BuiltinStore
 from tests.unit.conftest import Service
 

@@ -13,6 +13,7 @@ What the scanner still gets wrong is listed in ``docs/SECURITY.md``.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -723,8 +724,10 @@ def test_sanitise_replaces_a_bad_entry_with_a_placeholder_without_its_text() -> 
     [placeholder] = Scanner().sanitise([bad], "USER.md")
     assert placeholder.startswith(PLACEHOLDER_START)
     assert "prompt_injection" in placeholder
+    handle = "blocked:" + hashlib.sha256(bad.encode()).hexdigest()[:8]
     assert placeholder.endswith(
-        "Removed from system prompt; use memory(action=remove) to delete the original.]"
+        f'Removed from system prompt; use memory(action=remove, old_text="{handle}") '
+        "to delete the original.]"
     )
     assert bad not in placeholder
     assert "https://evil.example" not in placeholder

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
+import structlog.testing
 
 from memsvc.hindsight import WARM_UP_BANK, HindsightClient, RetainItem
 from memsvc.providers.hindsight import mirror_document_id
@@ -269,7 +271,9 @@ async def test_a_burst_of_turns_in_one_thread_is_flushed_by_one_job_at_a_time(
     await service.jobs.drain()
     assert fake.peak["retain"] == 1
     assert all(doc.retains == 1 for doc in fake.documents(WORK_BANK).values())
-    assert fake.count("retain") <= 6  # not one per turn: what piled up goes in one batch
+    # not one per turn: what piled up while a flush ran goes in the next one (how many
+    # rounds that takes depends on how fast the turns come, so the bound is loose)
+    assert fake.count("retain") <= 60 // 5
     assert await service.runtime.dead_letters.records() == []
 
 
@@ -281,3 +285,36 @@ async def test_a_worker_connects_to_hindsight_at_start_not_on_the_first_prefetch
     assert WARM_UP_BANK not in fake.banks  # nothing created
     fake.down = True
     await service.runtime.warm_up()  # Hindsight down at start: logged, not fatal
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[dict[str, Any]]]:
+    """Log lines as a worker writes them: with the context bound to the running task."""
+    capture = structlog.testing.LogCapture()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, capture])
+    yield capture.entries
+    structlog.reset_defaults()
+
+
+async def test_log_lines_of_an_event_and_of_a_job_name_whose_they_are(
+    service: Service, fake: FakeHindsight, log_lines: list[dict[str, Any]]
+) -> None:
+    fake.down = True
+    ctx = await service.client.prefetch("u1", "a1", "t1", query="who am I")
+    event_id = await service.client.sync_turn(
+        "u1", "a1", "t1", user_content="q", assistant_content="a"
+    )
+
+    async def retried() -> bool:
+        return any(line["event"] == "job_retry" for line in log_lines)
+
+    await until(retried)
+    failed = [line for line in log_lines if line["event"] == "provider_hook_failed"]
+    assert failed and ctx.skipped
+    assert {(line["user_id"], line["agent_id"], line["thread_id"]) for line in failed} == {
+        ("u1", "a1", "t1")
+    }
+    assert all(line["event_type"] == "prefetch" for line in failed)
+    retry = next(line for line in log_lines if line["event"] == "job_retry")
+    assert (retry["user_id"], retry["agent_id"], retry["event_id"]) == ("u1", "a1", event_id)
+    assert retry["job"] == "sync_turn" and retry["job_try"] == 1

@@ -12,15 +12,10 @@ import pytest
 from redis.asyncio import Redis
 
 from memsvc.edits import EditRejected, Op
+from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.journal import FileJournal
 from memsvc.keys import Keys
-from memsvc.locks import (
-    FileLocks,
-    LockLostError,
-    LockTimeoutError,
-    LockUnavailableError,
-    RedisLocks,
-)
+from memsvc.locks import FileLocks, RedisLocks
 from memsvc.memfile import parse
 from memsvc.paths import DataLayout, Target
 from memsvc.store import BuiltinStore, Limits

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import fakeredis
+import pytest
 from arq.connections import ArqRedis
 
-from workers.settings import ResilientWorker, WorkerSettings
+from memsvc.worker import ResilientWorker, WorkerSettings
 
 
 async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
@@ -25,3 +26,15 @@ async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> Non
     await worker._poll_iteration()
     assert worker._outage.failures == 0
     await pool.aclose()
+
+
+async def test_a_worker_started_without_a_redis_url_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As ``arq workers.settings.WorkerSettings`` would start it, bypassing the CLI."""
+    from memsvc import worker
+    from memsvc.errors import InvalidInputError
+
+    monkeypatch.setattr(worker, "SETTINGS", worker.SETTINGS.model_copy(update={"redis_url": None}))
+    with pytest.raises(InvalidInputError, match="MEMSVC_REDIS_URL"):
+        await worker.startup({})

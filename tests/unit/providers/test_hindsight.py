@@ -25,6 +25,7 @@ from memsvc.jobs import JobTry, current_job
 from memsvc.keys import Keys
 from memsvc.locks import ProcessLocks
 from memsvc.manager import MemoryManager
+from memsvc.providers.builtin import BuiltinProvider
 from memsvc.providers.hindsight import (
     MAX_BANK_ID,
     SYSTEM_NOTE,
@@ -35,6 +36,8 @@ from memsvc.providers.hindsight import (
 )
 from memsvc.providers.turnbuffer import FlushLimits
 from memsvc.security import Scanner
+from memsvc.sessions import TurnFailures
+from memsvc.snapshot import RedisSnapshotCache
 from memsvc.store import BuiltinStore
 from memsvc.testing import FakeHindsight
 from tests.conftest import turns
@@ -199,6 +202,22 @@ async def test_prefetch_recalls_both_banks_concurrently_and_merges_them(
     assert text.startswith(f"<memory-context>\n{SYSTEM_NOTE}\n")
     assert text.endswith("</memory-context>")
     assert "Zhang San" in text and "kubectl" in text
+
+
+async def test_a_call_that_names_no_thread_uses_the_default_one(
+    make: MakeProvider,
+    client: HindsightClient,
+    snapshots: RedisSnapshotCache,
+    failures: TurnFailures,
+    file_store: BuiltinStore,
+) -> None:
+    await seed(client, USER_BANK, "The user is called Zhang San")
+    provider = make()
+    assert "Zhang San" in await provider.prefetch("what is the user called")
+    manager = MemoryManager(BuiltinProvider(file_store, Scanner(), snapshots, failures))
+    manager.add_provider(provider)
+    result = await manager.prefetch_all("what is the user called")
+    assert result.skipped == {} and "Zhang San" in result.text
 
 
 async def test_the_same_memory_in_both_banks_is_injected_once(
@@ -594,6 +613,15 @@ async def test_with_a_bank_per_thread_a_write_is_mirrored_where_that_thread_reca
     assert provider.banks("t9").work == "w-u1-a1-t9"  # the bank t9's prefetch asks
     assert [d.content for d in fake.documents("w-u1-a1-t9").values()] == ["Deploy with make ship"]
     assert list(fake.banks) == ["w-u1-a1-t9"]
+
+
+async def test_a_write_that_names_no_thread_is_mirrored_where_the_default_thread_recalls(
+    make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore
+) -> None:
+    provider = make(work_bank_id_template="w-{user_id}-{agent_id}-{thread_id}")
+    await file_store.write("memory", [Op("add", content="Deploy with make ship")])
+    await provider.on_memory_write("add", "memory", "x", {"thread_id": ""})
+    assert list(fake.banks) == ["w-u1-a1-default"]
 
 
 async def test_mirroring_leaves_turns_and_other_documents_alone(

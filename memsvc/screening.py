@@ -1,0 +1,57 @@
+"""Which entries of a file may reach a prompt: each one alone, then beside its neighbours.
+
+The prompt shows a file's entries side by side, so a scan of each entry alone
+misses an attack split over two or three of them ("Ignore all previous" +
+"instructions and ..."). Writes are checked with the whole file read as one
+text; renders with every run of neighbours read across their boundaries.
+"""
+
+from __future__ import annotations
+
+from memsvc.security import MAX_SCAN_CHARS, Scanner, placeholder
+from memsvc.snapshot import defuse
+
+# An attack split over entries continues across a boundary: this much of each side of
+# one is what a scan of neighbours reads, so its cost is bounded whatever the entries' size.
+_EDGE = 512
+
+
+def _across(entries: list[str], run: list[int]) -> str:
+    """The text of neighbouring entries as the model reads it, from the first entry's
+    end to the last one's start."""
+    first, *middle, last = (entries[i] for i in run)
+    return " ".join([first[-_EDGE:], *middle, last[:_EDGE]])
+
+
+def joined_findings(scanner: Scanner, entries: list[str]) -> list[str]:
+    """What ``entries`` trip read side by side, as the block shows them (a text too long
+    to scan as a whole finds nothing here: its entries are scanned with their neighbours
+    at render)."""
+    text = " ".join(entries)
+    return scanner.findings(text) if len(text) <= MAX_SCAN_CHARS else []
+
+
+def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[str]:
+    """``entries`` as a block may show them: scanned alone and with their neighbours, defused.
+
+    An attack split over neighbouring entries ("Ignore all previous" + "instructions
+    and ...") passes every single scan; the two or three entries that form it are
+    blocked too.
+    """
+    shown = scanner.sanitise(entries, filename)
+    passing = [i for i, (entry, out) in enumerate(zip(entries, shown, strict=True)) if entry == out]
+    blocked: dict[int, list[str]] = {}
+    for size in (2, 3):
+        for start in range(len(passing) - size + 1):
+            run = passing[start : start + size]
+            if any(i in blocked for i in run):
+                continue
+            text = _across(entries, run)
+            if len(text) > MAX_SCAN_CHARS or not (found := scanner.findings(text)):
+                continue
+            for i in run:
+                blocked[i] = [f"{f}_across_entries" for f in found]
+    for i, found in blocked.items():
+        shown[i] = placeholder(entries[i], filename, found)
+    clean = set(passing) - set(blocked)
+    return [defuse(out) if i in clean else out for i, out in enumerate(shown)]
