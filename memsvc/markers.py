@@ -12,11 +12,12 @@ from __future__ import annotations
 from memsvc.rules import rule
 
 MARKER_RULES = [
-    # Placeholders the sanitiser writes, and look-alikes in any bracket (⟦BLOCKED:, 【BLOCKED：).
+    # Placeholders the renderer writes (a blocked entry, omitted entries), and look-alikes
+    # in any bracket (⟦BLOCKED:, 【OMITTED：).
     rule(
         "blocked_marker",
-        r"[\[({<⟦⟨【〔［「『〖〘〚⦃⦅⦇⦉«‹]\s*blocked\s*[:：]",
-        marks=("blocked",),
+        r"[\[({<⟦⟨【〔［「『〖〘〚⦃⦅⦇⦉«‹]\s*(?:blocked|omitted)\s*[:：]",
+        marks=("blocked", "omitted"),
     ),
     # Special tokens of the chat templates models are trained on.
     rule(
