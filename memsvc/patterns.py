@@ -541,7 +541,9 @@ EN_RULES = [
         r"|glpat-[A-Za-z0-9_\-]{20}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{34})"
         r"|-----BEGIN\s+(?:[A-Z]+\s+)?PRIVATE\s+KEY-----"
         r"|\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"
-        r"|\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]{1,64}:[^\s:/@]{6,64}@[\w.\-]{1,200}",
+        # a password in a URL, unless it is a placeholder (user:password@, :${DB_PASS}@)
+        r"|\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]{1,64}:(?!(?:password|passwd|pass|secret|changeme"
+        r"|\*+|x+|<[^>\s]*>|\$\{?\w+\}?|\{\w+\})@)[^\s:/@]{6,64}@[\w.\-]{1,200}",
         marks=(
             *("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "xox", "aiza"),
             *("sk_live_", "rk_live_", "glpat-", "npm_", "hf_", "private key", "eyj", "@"),
