@@ -9,9 +9,9 @@ blocked wherever they stand in an entry.
 
 from __future__ import annotations
 
-from memsvc.rules import rule
+from memsvc.rules import RuleSet, rule
 
-MARKER_RULES = [
+_MARKER_RULES = [
     # Placeholders the renderer writes (a blocked entry, omitted entries), and look-alikes
     # in any bracket (⟦BLOCKED:, 【OMITTED：).
     rule(
@@ -73,3 +73,5 @@ MARKER_RULES = [
         ("═",),
     ),
 ]
+
+MARKER_RULES = RuleSet(_MARKER_RULES)

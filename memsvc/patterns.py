@@ -13,7 +13,7 @@ keep its names.
 
 from __future__ import annotations
 
-from memsvc.rules import rule
+from memsvc.rules import RuleSet, rule
 
 _F = r"(?:[\w'’\-]+\s+){0,8}"  # bounded filler: a few inserted words cannot dodge a pattern
 _FC = r"(?:[\w'’\-]+[\s,]+){0,8}"  # the same, commas allowed (only before a specific noun)
@@ -94,7 +94,7 @@ _DESTINATION = (
 _DOWNLOAD = r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|nc|ncat|netcat)\b"
 _TO_SHELL = r"\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\|\s*(?:iex|python3?|perl|ruby|node)\b"
 
-EN_RULES = [
+_EN_RULES = [
     # --- overriding the assistant's instructions -------------------------------------
     # An entry that tells the assistant to stop following what it was told: the
     # classic injection, and its paraphrases ("set aside your earlier guidance").
@@ -550,3 +550,5 @@ EN_RULES = [
         ),
     ),
 ]
+
+EN_RULES = RuleSet(_EN_RULES)

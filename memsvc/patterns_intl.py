@@ -10,7 +10,7 @@ user, leaking the prompt and sending data out.
 
 from __future__ import annotations
 
-from memsvc.rules import rule
+from memsvc.rules import RuleSet, rule
 
 _ZH = r"[^\n。!?]{0,12}"  # bounded filler within one Chinese clause (after NFKC)
 _ENV_FILE = r"\.env(?![A-Za-z0-9_]|[.\-](?:example|sample|template|dist)\b)"
@@ -18,7 +18,7 @@ _SECRET_ZH = (
     r"(?:API\s*密钥|API\s*key|密钥|密码|口令|令牌|token|凭证|凭据|私钥|验证码|信用卡号?|cookie)"
 )
 
-ZH_RULES = [
+_ZH_RULES = [
     rule(
         "prompt_injection",
         rf"(忽略|无视|忽视|不要理会|别理会|不用理会|抛开|丢弃|忘掉|忘记){_ZH}"
@@ -174,7 +174,7 @@ ZH_RULES = [
 ]
 
 # Other languages: the classes an attack needs most.
-OTHER_RULES = [
+_OTHER_RULES = [
     rule(
         "prompt_injection",
         # es, de, fr, ru
@@ -262,3 +262,6 @@ OTHER_RULES = [
         ("отправ", "перешл", "пересыл", "загрузи"),
     ),
 ]
+
+ZH_RULES = RuleSet(_ZH_RULES)
+OTHER_RULES = RuleSet(_OTHER_RULES)

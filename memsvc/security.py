@@ -39,7 +39,7 @@ from memsvc.markers import MARKER_RULES
 from memsvc.memfile import entry_handle
 from memsvc.patterns import EN_RULES
 from memsvc.patterns_intl import OTHER_RULES, ZH_RULES
-from memsvc.rules import View, matches
+from memsvc.rules import View
 
 MAX_SCAN_CHARS = 65_536
 BLOCKED_PREFIX = "[BLOCKED:"
@@ -78,6 +78,7 @@ _CJK_LATIN = re.compile(
 )
 _CACHED_CHARS = 2048  # texts up to this long have their scan remembered (4,096 of them)
 _LATIN_RULES = EN_RULES + MARKER_RULES + OTHER_RULES
+_FOLDED_RULES = EN_RULES + MARKER_RULES  # the folded view is Latin: other scripts are gone
 # A word spelled out letter by letter ("i g n o r e") is itself a disguise when the
 # word is one an attack needs.
 _SPELLED_OUT = re.compile(
@@ -178,14 +179,14 @@ def _scan_patterns(text: str, depth: int = 0) -> list[str]:
     cjk = not normalised.isascii() and _CJK.search(normalised) is not None
     spaced = _CJK_LATIN.sub(" ", normalised) if cjk else normalised
     view = View(spaced)
-    found = matches(_LATIN_RULES, view)
+    found = _LATIN_RULES.matches(view)
     if cjk:
         joined = _CJK_GAP.sub("", normalised).translate(_TRAD_TO_SIMP)
-        found += matches(ZH_RULES, View(joined))
-        found += matches(OTHER_RULES, View(joined))
+        cjk_view = View(joined)
+        found += ZH_RULES.matches(cjk_view) + OTHER_RULES.matches(cjk_view)
     folded, spelled = canonical.folded(spaced, view.words)
     if folded != view.lowered:
-        found += matches(EN_RULES + MARKER_RULES, View(folded))
+        found += _FOLDED_RULES.matches(View(folded))
     if any(_SPELLED_OUT.search(word) for word in spelled):
         found.append("spelled_out_keyword")
     if depth == 0:
