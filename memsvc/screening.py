@@ -2,8 +2,10 @@
 
 The prompt shows a file's entries side by side, so a scan of each entry alone
 misses an attack split over two or three of them ("Ignore all previous" +
-"instructions and ..."). Writes are checked with the whole file read as one
-text; renders with every run of neighbours read across their boundaries.
+"instructions and ..."). A write is checked on the runs of neighbours around
+the entries it changed, a render on every run; either way each run is read
+across its boundaries only, so the cost per entry stays flat however big the
+file is.
 """
 
 from __future__ import annotations
@@ -21,14 +23,6 @@ def _across(entries: list[str], run: list[int]) -> str:
     end to the last one's start."""
     first, *middle, last = (entries[i] for i in run)
     return " ".join([first[-_EDGE:], *middle, last[:_EDGE]])
-
-
-def joined_findings(scanner: Scanner, entries: list[str]) -> list[str]:
-    """What ``entries`` trip read side by side, as the block shows them (a text too long
-    to scan as a whole finds nothing here: its entries are scanned with their neighbours
-    at render)."""
-    text = " ".join(entries)
-    return scanner.findings(text) if len(text) <= MAX_SCAN_CHARS else []
 
 
 def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[str]:
@@ -55,3 +49,24 @@ def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[
         shown[i] = placeholder(entries[i], filename, found)
     clean = set(passing) - set(blocked)
     return [defuse(out) if i in clean else out for i, out in enumerate(shown)]
+
+
+def new_findings_beside(scanner: Scanner, before: list[str], after: list[str]) -> list[str]:
+    """What the entries a write added or changed trip together with their neighbours.
+
+    A run that trips also without the new entry held an attack already (a file edited
+    behind the tool's back): the render blocks that, it is no reason to refuse this
+    write.
+    """
+    old = set(before)
+    for i in (n for n, entry in enumerate(after) if entry not in old):
+        runs = [[i - 1, i], [i, i + 1], [i - 2, i - 1, i], [i - 1, i, i + 1], [i, i + 1, i + 2]]
+        for run in (r for r in runs if r[0] >= 0 and r[-1] < len(after)):
+            text = _across(after, run)
+            if len(text) > MAX_SCAN_CHARS or not (found := scanner.findings(text)):
+                continue
+            rest = [j for j in run if j != i]
+            if scanner.findings(after[rest[0]] if len(rest) == 1 else _across(after, rest)):
+                continue
+            return found
+    return []

@@ -24,7 +24,7 @@ from memsvc.events import MEMORY_TOOL
 from memsvc.memfile import char_count, entry_problem, normalise_newlines
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.receipts import EventReceipt, Receipt
-from memsvc.screening import joined_findings
+from memsvc.screening import new_findings_beside
 from memsvc.security import MAX_SCAN_CHARS, Scanner
 from memsvc.snapshot import usage_figures
 from memsvc.store import AlreadyApplied, BuiltinStore
@@ -338,11 +338,7 @@ class MemoryTool:
         The prompt shows the entries side by side, so "Ignore all previous" and
         "instructions and ..." added as two entries read as one injection.
         """
-        if not applied.changes:
-            return
-        was = set(joined_findings(self._scanner, before))
-        new = [f for f in joined_findings(self._scanner, applied.entries) if f not in was]
-        if new:
+        if new := new_findings_beside(self._scanner, before, applied.entries):
             last = len(applied.changes) - 1
             raise EditRejected("blocked", op_index=last, op=Op("add"), matches=new)
 
