@@ -38,6 +38,7 @@ from pydantic import (
 )
 
 from memsvc.atomicfile import read_bytes
+from memsvc.classifier import IMPORT_PATH
 from memsvc.errors import InvalidInputError, UnsafeFileError
 from memsvc.paths import Anchored, DataLayout
 from memsvc.security import Scanner
@@ -139,6 +140,8 @@ class SecurityConfig(_Section):
     scan_content: bool = True
     block_invisible_unicode: bool = True
     streaming_scrubber: bool = True
+    # "package.module:callable" asked about texts the rules pass (memsvc.classifier)
+    classifier: str | None = Field(default=None, pattern=IMPORT_PATH)
 
 
 class MemoryConfig(_Section):

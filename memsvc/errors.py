@@ -8,7 +8,8 @@ MemsvcError                     root; ``retryable`` says whether the same call m
  ├── InvalidInputError          the caller's own input (also a ``ValueError``)
  │    ├── InvalidIdError           an id unsafe as a path component or key part
  │    ├── InvalidEvent             an event that cannot be processed
- │    └── ConfigError              a configuration layer that cannot be used
+ │    ├── ConfigError              a configuration layer that cannot be used
+ │    └── ClassifierImportError    ``security.classifier`` names nothing callable
  ├── UnsafeFileError            a data-dir file that cannot be used safely (also a ``ValueError``)
  │    └── PathEscapeError          a path that would resolve outside the data dir
  ├── ProviderLimitError         a second external provider, or one shadowing the builtin

@@ -19,6 +19,7 @@ import structlog
 from redis.asyncio import Redis
 
 from memsvc.bus import EventBus
+from memsvc.classifier import load as load_classifier
 from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
 from memsvc.eventlog import EventLog
 from memsvc.hindsight import HindsightClient, HindsightError, Timeouts
@@ -171,9 +172,11 @@ class Runtime:
             ),
             journal=self.journal,
         )
+        classifier = config.security.classifier
         scanner = Scanner(
             scan_content=config.security.scan_content,
             block_invisible_unicode=config.security.block_invisible_unicode,
+            classifier=load_classifier(classifier) if classifier else None,
         )
         builtin = BuiltinProvider(
             store,
