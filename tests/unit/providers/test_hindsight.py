@@ -504,9 +504,11 @@ async def test_an_accepted_retain_that_stays_pending_is_waited_on_not_sent_again
     client.timeouts = Timeouts(processing=0.1)
     fake.processing_paused = True
     provider = make()
-    for _ in range(3):  # the job's tries: each gives up waiting after 0.1 s
+    # the job's tries: each gives up waiting after 0.1 s; they carry the same payload,
+    # the event's time among it (without it each try would stamp a turn of its own)
+    for _ in range(3):
         with pytest.raises(HindsightUnavailable, match="still pending"):
-            await provider.sync_turn("q", "a", thread_id="t1", turn_index=1)
+            await provider.sync_turn("q", "a", thread_id="t1", turn_index=1, at=1_700_000_000)
     assert fake.count("retain") == 1
     fake.resume_processing()
     assert await provider.flush("t1") == 1
