@@ -291,6 +291,7 @@ class HindsightProvider(MemoryProvider):
         lines = []
         for memory in memories:
             text = scrub(memory.text, tag).strip()  # a recalled text must not close our tag
+            text = self._turn_labels().sub(r"\1 said:", text)
             if not text:
                 continue
             if self._scanner.findings(text):
@@ -306,6 +307,18 @@ class HindsightProvider(MemoryProvider):
         if not lines:
             return ""
         return f"<{tag}>\n{SYSTEM_NOTE}\n\n" + "\n".join(lines) + f"\n</{tag}>"
+
+    def _turn_labels(self) -> re.Pattern[str]:
+        """The speaker labels of the turns this provider retains, at a line's start.
+
+        A recalled turn comes back as "User: ...\nAssistant: ...", which is also how a
+        forged conversation looks to the scanner (and to a model). Rendered as "User
+        said:", a recalled turn reads as what it is, a record, and a forged one is
+        defused the same way.
+        """
+        labels = (self.config.retain_user_prefix, self.config.retain_assistant_prefix)
+        names = "|".join(re.escape(label) for label in labels if label) or r"(?!)"
+        return re.compile(rf"(?m)^[ \t]*({names})[ \t]*:")
 
     # -- retain ------------------------------------------------------------------------
 

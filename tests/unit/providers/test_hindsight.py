@@ -220,6 +220,14 @@ async def test_a_call_that_names_no_thread_uses_the_default_one(
     assert result.skipped == {} and "Zhang San" in result.text
 
 
+async def test_a_recalled_turn_is_injected_as_a_record_not_a_conversation(
+    make: MakeProvider, client: HindsightClient
+) -> None:
+    await seed(client, WORK_BANK, "User: My favourite colour is teal\nAssistant: Noted: teal.")
+    text = await make().prefetch("favourite colour teal", thread_id="t1")
+    assert "User said: My favourite colour is teal\nAssistant said: Noted: teal." in text
+
+
 async def test_the_same_memory_in_both_banks_is_injected_once(
     make: MakeProvider, client: HindsightClient
 ) -> None:
