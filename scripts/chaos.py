@@ -8,7 +8,9 @@ Agents add distinct entries through ``MemoryClient`` against the Redis of
 of their own, into a temporary data dir. A call answered ``pending`` is looked up
 by event id once the storm is over. At the end every acknowledged add must be in
 its file exactly once; the script prints one JSON line with the counts and exits
-1 if anything was lost or doubled. Everything it starts, it stops and removes.
+1 if anything was lost or doubled. When something is lost it also says how much of
+it the file journal's head holds (a file behind its journal, not yet repaired) and
+how much is still missing once every worker has stopped. Everything it starts, it stops and removes.
 """
 
 from __future__ import annotations
@@ -31,10 +33,35 @@ from typing import Any
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
+from memsvc.journal import FileJournal
+from memsvc.keys import Keys
 from memsvc.memfile import parse
 from memsvc.settings import ServiceSettings
 
 USERS, AGENTS_PER_USER = 8, 4
+
+
+def files_on_disk(data_dir: Path) -> list[tuple[str, str]]:
+    """Every (user, entry) of the USER.md files as they are on disk."""
+    found: list[tuple[str, str]] = []
+    for u in range(USERS):
+        path = data_dir / "data" / "users" / f"user-{u}" / "USER.md"
+        if path.exists():
+            found += [(f"user-{u}", e) for e in parse(path.read_bytes()).entries]
+    return found
+
+
+def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM (after SIGCONT, for a stopped one): each finishes what it holds."""
+    for w in workers:
+        if w.poll() is None:
+            w.send_signal(signal.SIGCONT)
+            w.send_signal(signal.SIGTERM)
+    for w in workers:
+        try:
+            w.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            w.kill()
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -139,12 +166,30 @@ async def main(args: argparse.Namespace) -> int:
                         refused.append(outcome)
                 unsettled = still
                 await asyncio.sleep(0.5)
-        on_disk: list[tuple[str, str]] = []
-        for u in range(USERS):
-            path = data_dir / "data" / "users" / f"user-{u}" / "USER.md"
-            if path.exists():
-                on_disk += [(f"user-{u}", e) for e in parse(path.read_bytes()).entries]
+        on_disk = files_on_disk(data_dir)
         lost = set(acknowledged) - set(on_disk)
+        diagnosis: dict[str, Any] = {}
+        if lost:  # where the lost entries are: in the journal's head (a file lagging
+            # behind it, not yet repaired), and still missing once every worker has stopped
+            journal_redis = Redis.from_url(url)
+            journal = FileJournal(journal_redis, Keys(prefix))
+            heads = {
+                user: await journal.head("user", user, f"agent-{user.split('-')[1]}-0")
+                for user in {u for u, _ in lost}
+            }
+            await journal_redis.aclose()
+            diagnosis["lost_in_journal_head"] = sum(
+                1
+                for user, entry in lost
+                if (head := heads[user]) is not None and entry in parse(head.data).entries
+            )
+            diagnosis["unconfirmed_renames"] = sum(
+                len(h.unconfirmed) for h in heads.values() if h is not None
+            )
+            stop_workers(workers)
+            diagnosis["lost_after_workers_stopped"] = len(
+                set(acknowledged) - set(files_on_disk(data_dir))
+            )
         report = {
             "mode": args.mode,
             "seconds": args.seconds,
@@ -157,22 +202,17 @@ async def main(args: argparse.Namespace) -> int:
             "lost": len(lost),
             "duplicated": len(on_disk) - len(set(on_disk)),
             "workers_exited": sum(
-                1 for w in workers if w.poll() is not None and w.returncode != -signal.SIGKILL
+                1
+                for w in workers
+                if w.poll() is not None and w.returncode not in (-signal.SIGKILL, 0)
             ),
+            **diagnosis,
         }
         sys.stdout.write(json.dumps(report) + "\n")
         bad = report["lost"] or report["duplicated"] or report["never_settled"]
         return 1 if bad else 0
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.send_signal(signal.SIGCONT)
-                w.send_signal(signal.SIGTERM)
-        for w in workers:
-            try:
-                w.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                w.kill()
+        stop_workers(workers)
         redis = Redis.from_url(url)
         keys = [k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)]
         if keys:
