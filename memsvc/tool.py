@@ -224,15 +224,10 @@ class MemoryTool:
         limit = self._store.limits.of(target)
         if _surely_over(ops, limit):  # the budget first: scanning what cannot fit is wasted
             entries = await self._store.read(target)
-            rejected = EditRejected(
-                "over_limit", op_index=len(ops) - 1, op=ops[-1], total=char_count(entries)
-            )
             try:
-                apply(entries, ops, limit)
-            except EditRejected as exc:
-                rejected = exc
-            error, _ = self._rejection(rejected, target, entries, ops, batch)
-            return ToolOutcome(await self._count_failure(error, thread_id), target)
+                apply(entries, ops, limit)  # adds alone over the limit: this raises
+            except EditRejected as rejected:
+                return await self._refused(rejected, target, entries, ops, batch, thread_id)
         if sum(len(op.content) for op in ops) > SCAN_IN_THREAD_CHARS:
             # many KB of patterns would hold the event loop every other user's call runs on
             problem = await asyncio.to_thread(self._content_problem, ops, batch, limit)
@@ -306,10 +301,7 @@ class MemoryTool:
             return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
         except EditRejected as rejected:
             entries = await self._store.read(target)
-            error, counts = self._rejection(rejected, target, entries, ops, batch)
-            if counts:
-                error = await self._count_failure(error, thread_id)
-            return ToolOutcome(error, target)
+            return await self._refused(rejected, target, entries, ops, batch, thread_id)
         except (LockTimeoutError, LockLostError):
             return ToolOutcome(
                 _error(
@@ -331,6 +323,20 @@ class MemoryTool:
             )
         await self._failures.reset(thread_id)
         return ToolOutcome(result_of(applied), target, applied.changes)
+
+    async def _refused(
+        self,
+        rejected: EditRejected,
+        target: Target,
+        entries: list[str],
+        ops: list[Op],
+        batch: bool,
+        thread_id: str,
+    ) -> ToolOutcome:
+        error, counts = self._rejection(rejected, target, entries, ops, batch)
+        if counts:
+            error = await self._count_failure(error, thread_id)
+        return ToolOutcome(error, target)
 
     def _vet(self, before: list[str], applied: Applied) -> None:
         """Refuse entries that are harmless alone but an attack next to the others.
