@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import hashlib
 import json
 import re
@@ -291,7 +292,7 @@ class HindsightProvider(MemoryProvider):
         lines = []
         for memory in memories:
             text = scrub(memory.text, tag).strip()  # a recalled text must not close our tag
-            text = self._turn_labels().sub(r"\1 said:", text)
+            text = self._turn_labels.sub(r"\1 said:", text)
             if not text:
                 continue
             if self._scanner.findings(text):
@@ -308,6 +309,7 @@ class HindsightProvider(MemoryProvider):
             return ""
         return f"<{tag}>\n{SYSTEM_NOTE}\n\n" + "\n".join(lines) + f"\n</{tag}>"
 
+    @functools.cached_property
     def _turn_labels(self) -> re.Pattern[str]:
         """The speaker labels of the turns this provider retains, at a line's start.
 
