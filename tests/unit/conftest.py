@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from memsvc.client import MemoryClient
 from memsvc.consumer import Consumer
 from memsvc.hindsight import HindsightClient
 from memsvc.jobs import InlineJobs, RetryPolicy
+from memsvc.redisconn import cancel_and_wait
 from memsvc.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
@@ -38,9 +38,7 @@ class Service:
     async def stop_consumers(self, grace: float = 1.0) -> None:
         for consumer, task in self.consumers:
             await consumer.stop(grace)
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         self.consumers.clear()
 
     def worker_runtime(self) -> Runtime:
