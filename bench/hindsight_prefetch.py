@@ -20,13 +20,13 @@ import time
 
 from bench.common import bench_env, latencies, pct, report
 from memsvc.config import HindsightConfig, MemoryConfig
-from memsvc.hindsight import HindsightClient, RetainItem, Timeouts
-from memsvc.locks import FileLocks, ProcessLocks
+from memsvc.hindsight.client import HindsightClient, RetainItem, Timeouts
+from memsvc.hindsight.fake import FakeHindsight
+from memsvc.hindsight.provider import HindsightProvider
 from memsvc.paths import DataLayout
-from memsvc.providers.hindsight import HindsightProvider
-from memsvc.security import Scanner
-from memsvc.store import BuiltinStore
-from memsvc.testing import FakeHindsight
+from memsvc.security.scanner import Scanner
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import FileLocks, ProcessLocks
 
 RECALL_TIMEOUT = 0.5
 

@@ -17,7 +17,7 @@ import itertools
 
 from bench.common import bench_env, latencies, pct, report, worker
 from memsvc.client import MemoryClient
-from memsvc.runtime import Runtime
+from memsvc.service.runtime import Runtime
 
 
 async def main(calls: int, agents: int) -> None:

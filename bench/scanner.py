@@ -18,8 +18,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
-from memsvc import security
-from memsvc.security import Scanner
+from memsvc.security import scanner as security
+from memsvc.security.scanner import Scanner
 from tests.corpus import Case, load
 
 _BASELINE = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")

@@ -24,18 +24,18 @@ from typing import Any
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
-from memsvc.bus import EventBus
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, mask_url
 from memsvc.errors import MemoryServiceError, PathEscapeError
-from memsvc.eventlog import EventLog, LogEntry
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError
-from memsvc.jobs import ArqJobs, DeadLetters, deserialise_job, serialise_job
+from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
 from memsvc.redisconn import connect
-from memsvc.replay import Slice, replay
+from memsvc.service.bus import EventBus
+from memsvc.service.eventlog import EventLog, LogEntry
+from memsvc.service.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe
 
@@ -216,7 +216,7 @@ def _needs_redis(settings: ServiceSettings, command: str) -> str:
 
 def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _needs_redis(settings, "worker")
-    from memsvc.worker import run
+    from memsvc.service.worker import run
 
     run(burst=ns.burst)
     return EXIT_OK

@@ -38,9 +38,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memsvc.bus import EventBus
+from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
-from memsvc.eventlog import EventLog
 from memsvc.events import (
     MEMORY_TOOL,
     MemoryWriteEvent,
@@ -59,11 +58,12 @@ from memsvc.events import (
 )
 from memsvc.ids import DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
-from memsvc.receipts import Receipts
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
-from memsvc.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
+from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
+from memsvc.service.bus import EventBus
+from memsvc.service.eventlog import EventLog
 from memsvc.settings import ServiceSettings
-from memsvc.snapshot import RedisSnapshotCache
+from memsvc.store.receipts import Receipts
 from memsvc.validation import describe
 
 __all__ = [
@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from memsvc.embedded import EmbeddedService
+    from memsvc.service.embedded import EmbeddedService
 
 log = structlog.get_logger(__name__)
 
@@ -150,7 +150,7 @@ class MemoryClient:
             if self._url:
                 self._redis = connect(self._url, self._settings)
             else:  # the whole worker side, loaded only when this process is to run it
-                from memsvc.embedded import EmbeddedService
+                from memsvc.service.embedded import EmbeddedService
 
                 self._embedded = EmbeddedService(self._settings)
                 self._redis = await self._embedded.start()

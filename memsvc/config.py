@@ -37,11 +37,11 @@ from pydantic import (
     field_validator,
 )
 
-from memsvc.atomicfile import read_bytes
-from memsvc.classifier import IMPORT_PATH
 from memsvc.errors import InvalidInputError, UnsafeFileError
 from memsvc.paths import Anchored, DataLayout
-from memsvc.security import Scanner
+from memsvc.security.classifier import IMPORT_PATH
+from memsvc.security.scanner import Scanner
+from memsvc.store.atomicfile import read_bytes
 from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
@@ -140,7 +140,7 @@ class SecurityConfig(_Section):
     scan_content: bool = True
     block_invisible_unicode: bool = True
     streaming_scrubber: bool = True
-    # "package.module:callable" asked about texts the rules pass (memsvc.classifier)
+    # "package.module:callable" asked about texts the rules pass (memsvc.security.classifier)
     classifier: str | None = Field(default=None, pattern=IMPORT_PATH)
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from memsvc.edits import Action
 from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
+from memsvc.store.edits import Action
 
 
 class MemoryProvider(ABC):

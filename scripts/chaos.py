@@ -33,10 +33,10 @@ from typing import Any
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
-from memsvc.journal import FileJournal
 from memsvc.keys import Keys
-from memsvc.memfile import parse
 from memsvc.settings import ServiceSettings
+from memsvc.store.journal import FileJournal
+from memsvc.store.memfile import parse
 
 USERS, AGENTS_PER_USER = 8, 4
 

@@ -12,13 +12,13 @@ import fakeredis
 import pytest
 from redis.asyncio import Redis
 
-from memsvc.journal import FileJournal
+from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.keys import Keys
-from memsvc.locks import FileLocks, RedisLocks
 from memsvc.paths import DataLayout
-from memsvc.sessions import SessionState, TurnFailures
-from memsvc.snapshot import RedisSnapshotCache
-from memsvc.store import BuiltinStore, Limits
+from memsvc.service.sessions import SessionState, TurnFailures
+from memsvc.store.filestore import BuiltinStore, Limits
+from memsvc.store.journal import FileJournal
+from memsvc.store.locks import FileLocks, RedisLocks
 
 REAL_REDIS_URL = os.environ.get("MEMSVC_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -1,2 +1,2 @@
 """The arq settings of the memsvc worker (``workers.settings``); the worker itself is
-:mod:`memsvc.worker`. Run one with ``memsvc worker``."""
+:mod:`memsvc.service.worker`. Run one with ``memsvc worker``."""

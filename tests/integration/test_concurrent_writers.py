@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from memsvc.memfile import parse
+from memsvc.store.memfile import parse
 
 WORKERS, ADDS = 4, 50
 SCRIPT = Path(__file__).with_name("writer_process.py")

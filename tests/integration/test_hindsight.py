@@ -12,17 +12,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memsvc.bus import EVENT_FIELD
 from memsvc.client import MemoryClient
 from memsvc.events import SyncTurnEvent, SyncTurnPayload, encode, stamp
-from memsvc.hindsight import (
+from memsvc.hindsight.banks import MIRROR_TAG
+from memsvc.hindsight.client import (
     HindsightClient,
     HindsightRejected,
     HindsightUnavailable,
     RetainItem,
 )
-from memsvc.jobs import DeadLetters
-from memsvc.providers.hindsight import MIRROR_TAG
+from memsvc.jobs.queue import DeadLetters
+from memsvc.service.bus import EVENT_FIELD
 from tests.conftest import turns, until
 from tests.integration.conftest import HindsightServer, WorkerPool
 
@@ -273,7 +273,7 @@ async def test_hindsight_stopped_mid_run_gets_every_retain_exactly_once_when_bac
 
 
 async def _job_errors(pool: WorkerPool, *, minimum: int) -> bool:
-    from memsvc.eventlog import EventLog
+    from memsvc.service.eventlog import EventLog
 
     errors = [
         e

@@ -17,9 +17,9 @@ from arq.jobs import Job, JobStatus
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
-from memsvc.eventlog import EventLog
-from memsvc.jobs import ArqJobs, deserialise_job, serialise_job
-from memsvc.sessions import SessionState
+from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
+from memsvc.service.eventlog import EventLog
+from memsvc.service.sessions import SessionState
 from tests.conftest import until
 from tests.integration.conftest import RedisServer, WorkerPool
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memsvc.client import MemoryClient
-from memsvc.memfile import parse
-from memsvc.sessions import SessionState
+from memsvc.service.sessions import SessionState
+from memsvc.store.memfile import parse
 from tests.conftest import until
 from tests.integration.conftest import WorkerPool
 
@@ -157,7 +157,7 @@ async def test_sigkill_mid_memory_write_loses_nothing_and_applies_nothing_twice(
 
 
 async def _runtime_log(workers: WorkerPool) -> Any:
-    from memsvc.eventlog import EventLog
+    from memsvc.service.eventlog import EventLog
 
     async for entry in EventLog(workers.redis, workers.keys).entries():
         yield entry

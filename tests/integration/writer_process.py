@@ -16,16 +16,16 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from memsvc.builtin.tool import MemoryTool
 from memsvc.config import ConfigLoader
-from memsvc.journal import FileJournal
 from memsvc.keys import Keys
-from memsvc.locks import RedisLocks
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
-from memsvc.security import Scanner
-from memsvc.sessions import SessionState
-from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import MemoryTool
+from memsvc.security.scanner import Scanner
+from memsvc.service.sessions import SessionState
+from memsvc.store.filestore import BuiltinStore, Limits
+from memsvc.store.journal import FileJournal
+from memsvc.store.locks import RedisLocks
 
 
 async def main(spec: dict[str, Any]) -> None:

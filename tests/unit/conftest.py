@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from memsvc.background_jobs import job_functions
 from memsvc.client import MemoryClient
-from memsvc.consumer import Consumer
-from memsvc.hindsight import HindsightClient
-from memsvc.jobs import InlineJobs, RetryPolicy
+from memsvc.hindsight.client import HindsightClient
+from memsvc.jobs.functions import job_functions
+from memsvc.jobs.queue import InlineJobs, RetryPolicy
 from memsvc.redisconn import cancel_and_wait
-from memsvc.runtime import Runtime
+from memsvc.service.consumer import Consumer
+from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
 

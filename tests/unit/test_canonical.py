@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc import canonical
-from memsvc.rules import View
+from memsvc.security import canonical
+from memsvc.security.rules import View
 
 
 def folded(text: str) -> str:

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 import pytest
 from pydantic import ValidationError
 
-from memsvc.classifier import ClassifierImportError, load, verdict
 from memsvc.config import MemoryConfig, SecurityConfig
-from memsvc.security import Scanner
+from memsvc.security.classifier import ClassifierImportError, load, verdict
+from memsvc.security.scanner import Scanner
 
 asked: list[str] = []
 

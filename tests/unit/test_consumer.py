@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from memsvc.client import MemoryClient
-from memsvc.edits import Op
 from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
-from memsvc.handlers import EventHandlers, Handled
-from memsvc.store import BuiltinStore
+from memsvc.service.handlers import EventHandlers, Handled
+from memsvc.store.edits import Op
+from memsvc.store.filestore import BuiltinStore
 from tests.conftest import until
 from tests.unit.conftest import Service
 
@@ -551,6 +551,16 @@ async def _busy_for(
     return tries
 
 
+async def _file_holds(service: Service, data: bytes) -> None:
+    """A write's receipt is recorded with its journal commit, a moment before the rename."""
+    path = service.runtime.layout.store_file("user", "u1", "a1")
+
+    async def holds() -> bool:
+        return path.exists() and path.read_bytes() == data
+
+    await until(holds)
+
+
 async def test_a_write_queued_behind_a_busy_file_is_applied_later_and_can_be_looked_up(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -564,7 +574,7 @@ async def test_a_write_queued_behind_a_busy_file_is_applied_later_and_can_be_loo
     await until(outcome)
     applied = await service.client.write_outcome("u1", result["event_id"])
     assert applied is not None and applied["success"] is True
-    assert service.runtime.layout.store_file("user", "u1", "a1").read_bytes() == b"Name: Ada"
+    await _file_holds(service, b"Name: Ada")
     assert len(tries) == 2
     await until(lambda: _count(service, 2))  # the receipt is written before the log record
     assert [(e.outcome, e.detail["deliveries"]) for e in await service.log()] == [
@@ -596,4 +606,4 @@ async def test_a_write_busy_on_every_delivery_is_parked_and_says_so(
         return found is not None and found.get("success") is True
 
     await until(applied)
-    assert service.runtime.layout.store_file("user", "u1", "a1").read_bytes() == b"Name: Ada"
+    await _file_holds(service, b"Name: Ada")

@@ -11,8 +11,8 @@ import fakeredis
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
-from memsvc.consumer import Consumer
-from memsvc.runtime import Runtime
+from memsvc.service.consumer import Consumer
+from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 from tests.conftest import until
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.edits import Change, EditRejected, Op, apply
+from memsvc.store.edits import Change, EditRejected, Op, apply
 
 
 def test_add_appends_and_reports_the_change() -> None:

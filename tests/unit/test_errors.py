@@ -18,7 +18,7 @@ from memsvc.errors import (
     is_retryable,
 )
 from memsvc.events import InvalidEvent
-from memsvc.hindsight import HindsightRejected, HindsightUnavailable
+from memsvc.hindsight.client import HindsightRejected, HindsightUnavailable
 from memsvc.ids import InvalidIdError
 
 # Not errors: signals between two parts of one write that never leave memsvc.

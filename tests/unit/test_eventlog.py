@@ -6,8 +6,8 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from memsvc.eventlog import MAX_RECORD_CHARS, EventLog, LogRecord
 from memsvc.keys import Keys
+from memsvc.service.eventlog import MAX_RECORD_CHARS, EventLog, LogRecord
 
 
 def record(n: int, user: str = "u1", type_: str = "prefetch") -> LogRecord:

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from memsvc.journal import FileJournal
+from memsvc.builtin.tool import MemoryTool
 from memsvc.keys import Keys
-from memsvc.locks import RedisLocks
-from memsvc.memfile import parse
 from memsvc.paths import DataLayout
-from memsvc.security import Scanner
-from memsvc.sessions import SessionState
-from memsvc.store import BuiltinStore
-from memsvc.tool import MemoryTool
+from memsvc.security.scanner import Scanner
+from memsvc.service.sessions import SessionState
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.journal import FileJournal
+from memsvc.store.locks import RedisLocks
+from memsvc.store.memfile import parse
 from tests.conftest import until
 
 KEYS = Keys("fence")

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from memsvc.hindsight import (
+from memsvc.hindsight.client import (
     HindsightClient,
     HindsightRejected,
     HindsightUnavailable,
@@ -17,7 +17,7 @@ from memsvc.hindsight import (
     Timeouts,
     _retry_after,
 )
-from memsvc.testing import FakeHindsight
+from memsvc.hindsight.fake import FakeHindsight
 
 
 @pytest.fixture

@@ -13,16 +13,22 @@ WORKER_SIDE = (
     "httpx",
     "yaml",
     "workers",
-    "memsvc.consumer",
-    "memsvc.handlers",
-    "memsvc.runtime",
-    "memsvc.manager",
-    "memsvc.providers",
-    "memsvc.embedded",
+    "memsvc.service.consumer",
+    "memsvc.service.handlers",
+    "memsvc.service.runtime",
+    "memsvc.service.manager",
+    "memsvc.service.embedded",
+    "memsvc.service.worker",
+    "memsvc.provider",
+    "memsvc.builtin.provider",
+    "memsvc.builtin.tool",
     "memsvc.hindsight",
-    "memsvc.store",
-    "memsvc.tool",
-    "memsvc.security",
+    "memsvc.jobs",
+    "memsvc.store.filestore",
+    "memsvc.store.locks",
+    "memsvc.store.journal",
+    "memsvc.security.scanner",
+    "memsvc.config",
 )
 
 
@@ -48,5 +54,5 @@ def test_the_library_never_imports_the_arq_entry_point() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     loaded = json.loads(out.stdout)
-    assert "memsvc.worker" in loaded and "memsvc.background_jobs" in loaded
+    assert "memsvc.service.worker" in loaded and "memsvc.jobs.functions" in loaded
     assert [m for m in loaded if m == "workers" or m.startswith("workers.")] == []

@@ -10,10 +10,10 @@ import pytest
 from arq.worker import Retry
 from redis.asyncio import Redis
 
-from memsvc.eventlog import EventLog
-from memsvc.hindsight import HindsightRejected, HindsightUnavailable
-from memsvc.jobs import DeadLetters, InlineJobs, RetryPolicy, durable
+from memsvc.hindsight.client import HindsightRejected, HindsightUnavailable
+from memsvc.jobs.queue import DeadLetters, InlineJobs, RetryPolicy, durable
 from memsvc.keys import Keys
+from memsvc.service.eventlog import EventLog
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:

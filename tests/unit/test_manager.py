@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from memsvc.builtin.provider import BuiltinProvider
+from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.config import InjectionConfig
 from memsvc.errors import ProviderLimitError
-from memsvc.locks import FileLocks
-from memsvc.manager import MemoryManager
 from memsvc.paths import DataLayout
 from memsvc.provider import MemoryProvider
-from memsvc.providers.builtin import BuiltinProvider
-from memsvc.security import Scanner
-from memsvc.sessions import TurnFailures
-from memsvc.snapshot import RedisSnapshotCache
-from memsvc.store import BuiltinStore
+from memsvc.security.scanner import Scanner
+from memsvc.service.manager import MemoryManager
+from memsvc.service.sessions import TurnFailures
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import FileLocks
 
 
 class Recorder(MemoryProvider):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.memfile import char_count, entry_problem, parse, serialise, split_entries
+from memsvc.store.memfile import char_count, entry_problem, parse, serialise, split_entries
 
 
 def test_serialise_joins_with_a_section_sign_line_and_no_trailing_newline() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from memsvc.edits import Change
 from memsvc.keys import Keys
-from memsvc.receipts import Receipt, Receipts
+from memsvc.store.edits import Change
+from memsvc.store.receipts import Receipt, Receipts
 
 
 async def test_receipts_round_trip_and_expire(fake_redis: Redis) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsvc.replay import Slice, replay
+from memsvc.service.replay import Slice, replay
 from tests.unit.conftest import Service
 
 

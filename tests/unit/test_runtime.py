@@ -6,7 +6,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from memsvc.runtime import Runtime
+from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from memsvc.config import ConfigError
-from memsvc.edits import Op
 from memsvc.errors import PathEscapeError, UnsafeFileError
-from memsvc.locks import FileLocks
 from memsvc.paths import DataLayout
-from memsvc.store import BuiltinStore
+from memsvc.store.edits import Op
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import FileLocks
 from tests.unit.conftest import Service
 
 ADD = {"action": "add", "target": "user", "content": "Name: Vera"}

@@ -12,7 +12,7 @@ from typing import Literal
 
 import pytest
 
-from memsvc.security import MAX_SCAN_CHARS, Scanner
+from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
 from tests.corpus import load
 
 SPLITS: list[Literal["dev", "holdout"]] = ["dev", "holdout"]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memsvc.scrubber import StreamingScrubber, scrub
+from memsvc.security.scrubber import StreamingScrubber, scrub
 
 SECRET = "<memory-context>\n[System note: recalled]\nuser's SSN is 123\n</memory-context>"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memsvc.security import MAX_SCAN_CHARS, Scanner
+from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
 
 
 def case(case_id: str, text: str, expected: str) -> Any:

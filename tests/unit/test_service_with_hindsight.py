@@ -12,10 +12,10 @@ import pytest
 import structlog
 import structlog.testing
 
-from memsvc.hindsight import WARM_UP_BANK, HindsightClient, RetainItem
-from memsvc.providers.hindsight import mirror_document_id
+from memsvc.hindsight.banks import mirror_document_id
+from memsvc.hindsight.client import WARM_UP_BANK, HindsightClient, RetainItem
+from memsvc.hindsight.fake import FakeHindsight
 from memsvc.settings import ServiceSettings
-from memsvc.testing import FakeHindsight
 from tests.conftest import turns, until
 from tests.unit.conftest import Service
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from memsvc.bus import EventBus
-from memsvc.eventlog import EventLog
 from memsvc.events import SyncTurnEvent, SyncTurnPayload, stamp
 from memsvc.keys import Keys
-from memsvc.sessions import FAILURES_TTL_SECONDS, SessionState
+from memsvc.service.bus import EventBus
+from memsvc.service.eventlog import EventLog
+from memsvc.service.sessions import FAILURES_TTL_SECONDS, SessionState
 
 
 async def test_entering_a_thread_returns_the_previous_one(fake_redis: Redis) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from memsvc.builtin.snapshot import RedisSnapshotCache, Snapshot, render_block, usage_figures
 from memsvc.keys import Keys
-from memsvc.snapshot import RedisSnapshotCache, Snapshot, render_block, usage_figures
 
 SEP = "═" * 46
 

@@ -11,14 +11,14 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from memsvc.edits import EditRejected, Op
 from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
-from memsvc.journal import FileJournal
 from memsvc.keys import Keys
-from memsvc.locks import FileLocks, RedisLocks
-from memsvc.memfile import parse
 from memsvc.paths import DataLayout, Target
-from memsvc.store import BuiltinStore, Limits
+from memsvc.store.edits import EditRejected, Op
+from memsvc.store.filestore import BuiltinStore, Limits
+from memsvc.store.journal import FileJournal
+from memsvc.store.locks import FileLocks, RedisLocks
+from memsvc.store.memfile import parse
 
 
 async def test_writes_the_hermes_byte_format(file_store: BuiltinStore) -> None:

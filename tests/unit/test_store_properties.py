@@ -10,14 +10,14 @@ import fakeredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memsvc.builtin.tool import MemoryTool
 from memsvc.keys import Keys
-from memsvc.locks import FileLocks
-from memsvc.memfile import char_count, entry_problem, parse, serialise, split_entries
 from memsvc.paths import DataLayout
-from memsvc.security import Scanner
-from memsvc.sessions import SessionState
-from memsvc.store import BuiltinStore, Limits
-from memsvc.tool import MemoryTool
+from memsvc.security.scanner import Scanner
+from memsvc.service.sessions import SessionState
+from memsvc.store.filestore import BuiltinStore, Limits
+from memsvc.store.locks import FileLocks
+from memsvc.store.memfile import char_count, entry_problem, parse, serialise, split_entries
 
 LIMIT = 80
 # Delimiter pieces, whitespace and multi-byte text: the inputs that break naive formats.

@@ -6,7 +6,7 @@ import fakeredis
 import pytest
 from arq.connections import ArqRedis
 
-from memsvc.worker import ResilientWorker, WorkerSettings
+from memsvc.service.worker import ResilientWorker, WorkerSettings
 
 
 async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
@@ -32,8 +32,8 @@ async def test_a_worker_started_without_a_redis_url_refuses_to_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """As ``arq workers.settings.WorkerSettings`` would start it, bypassing the CLI."""
-    from memsvc import worker
     from memsvc.errors import InvalidInputError
+    from memsvc.service import worker
 
     monkeypatch.setattr(worker, "SETTINGS", worker.SETTINGS.model_copy(update={"redis_url": None}))
     with pytest.raises(InvalidInputError, match="MEMSVC_REDIS_URL"):

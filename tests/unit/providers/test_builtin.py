@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.locks import FileLocks
+from memsvc.builtin.provider import BuiltinProvider
+from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.paths import DataLayout
-from memsvc.providers.builtin import BuiltinProvider
-from memsvc.security import Scanner
-from memsvc.sessions import TurnFailures
-from memsvc.snapshot import RedisSnapshotCache
-from memsvc.store import BuiltinStore
+from memsvc.security.scanner import Scanner
+from memsvc.service.sessions import TurnFailures
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import FileLocks
 
 
 @pytest.fixture

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from memsvc.builtin.provider import BuiltinProvider
+from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
-from memsvc.edits import Op
-from memsvc.hindsight import (
+from memsvc.hindsight.banks import MAX_BANK_ID, bank_id, mirror_document_id
+from memsvc.hindsight.client import (
     HindsightClient,
     HindsightError,
     HindsightUnavailable,
@@ -21,25 +23,18 @@ from memsvc.hindsight import (
     RetainItem,
     Timeouts,
 )
-from memsvc.jobs import JobTry, current_job
+from memsvc.hindsight.fake import FakeHindsight
+from memsvc.hindsight.provider import HindsightProvider
+from memsvc.hindsight.recall import SYSTEM_NOTE, estimate_tokens
+from memsvc.hindsight.turnbuffer import FlushLimits
+from memsvc.jobs.queue import JobTry, current_job
 from memsvc.keys import Keys
-from memsvc.locks import ProcessLocks
-from memsvc.manager import MemoryManager
-from memsvc.providers.builtin import BuiltinProvider
-from memsvc.providers.hindsight import (
-    MAX_BANK_ID,
-    SYSTEM_NOTE,
-    HindsightProvider,
-    bank_id,
-    estimate_tokens,
-    mirror_document_id,
-)
-from memsvc.providers.turnbuffer import FlushLimits
-from memsvc.security import Scanner
-from memsvc.sessions import TurnFailures
-from memsvc.snapshot import RedisSnapshotCache
-from memsvc.store import BuiltinStore
-from memsvc.testing import FakeHindsight
+from memsvc.security.scanner import Scanner
+from memsvc.service.manager import MemoryManager
+from memsvc.service.sessions import TurnFailures
+from memsvc.store.edits import Op
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import ProcessLocks
 from tests.conftest import turns
 
 USER_BANK = "deerflow-user-u1"
@@ -739,9 +734,9 @@ async def test_a_tool_call_while_hindsight_is_down_tells_the_model_to_go_on(
 async def test_the_manager_injects_the_snapshot_when_hindsight_is_down(
     make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore, fake_redis: Redis
 ) -> None:
-    from memsvc.providers.builtin import BuiltinProvider
-    from memsvc.sessions import SessionState
-    from memsvc.snapshot import RedisSnapshotCache
+    from memsvc.builtin.provider import BuiltinProvider
+    from memsvc.builtin.snapshot import RedisSnapshotCache
+    from memsvc.service.sessions import SessionState
 
     keys = Keys("t")
     builtin = BuiltinProvider(

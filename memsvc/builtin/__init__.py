@@ -1,0 +1,1 @@
+"""The builtin provider: the memory files as a frozen snapshot and the ``memory`` tool."""

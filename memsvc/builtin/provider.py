@@ -1,0 +1,122 @@
+"""The builtin provider: the Hermes-format files as a frozen snapshot and the ``memory`` tool.
+
+Calls that name no thread share the ``default`` one. A thread's snapshot is taken
+on its first prefetch and served unchanged until
+the thread ends or someone reloads it on purpose; writes made meanwhile reach
+disk at once and the prompt of the next session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from memsvc.builtin.schema import MEMORY_SCHEMA
+from memsvc.builtin.snapshot import Snapshot, SnapshotCache, render_block
+from memsvc.builtin.tool import FailureCounter, MemoryTool, ToolOutcome
+from memsvc.ids import DEFAULT_THREAD
+from memsvc.paths import MEMORY_FILE, USER_FILE
+from memsvc.provider import MemoryProvider
+from memsvc.security.scanner import Scanner
+from memsvc.security.screening import prompt_entries
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.receipts import EventReceipt
+
+
+class BuiltinProvider(MemoryProvider):
+    def __init__(
+        self,
+        store: BuiltinStore,
+        scanner: Scanner,
+        snapshots: SnapshotCache,
+        failures: FailureCounter,
+        *,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.store = store
+        self._max_tokens = max_tokens  # of the whole snapshot (``injection.max_tokens``)
+        self._scanner = scanner
+        self._snapshots = snapshots
+        self._failures = failures
+        self._tool = MemoryTool(store, scanner, failures)
+
+    @property
+    def name(self) -> str:
+        return "builtin"
+
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
+        return None  # the store is bound to its files at construction; nothing to open
+
+    async def take_snapshot(self) -> Snapshot:
+        """Render the files as they are on disk now.
+
+        Scanning runs in a thread: a big hand-edited file costs this user's render
+        the time, not the event loop every other user's prefetch runs on.
+        """
+        limits = self.store.limits
+        user_raw, memory_raw = await self.store.read("user"), await self.store.read("memory")
+        user, memory = await asyncio.to_thread(
+            lambda: (
+                prompt_entries(self._scanner, user_raw, USER_FILE),
+                prompt_entries(self._scanner, memory_raw, MEMORY_FILE),
+            )
+        )
+        memory_tokens = user_tokens = None
+        if self._max_tokens is not None:  # shared in proportion to the files' limits
+            memory_tokens = self._max_tokens * limits.memory // (limits.memory + limits.user)
+            user_tokens = self._max_tokens - memory_tokens
+        return Snapshot(
+            memory_block=render_block("memory", memory, limits.memory, max_tokens=memory_tokens),
+            user_block=render_block("user", user, limits.user, max_tokens=user_tokens),
+            taken_at=time.time(),
+        )
+
+    async def snapshot(self, thread_id: str) -> Snapshot:
+        """The thread's frozen snapshot, taking it if this is the thread's first turn."""
+        ids = (self.store.user_id, self.store.agent_id, thread_id)
+        frozen = await self._snapshots.get(*ids)
+        if frozen is not None:
+            return frozen
+        return await self._snapshots.put_first(*ids, await self.take_snapshot())
+
+    async def reload(self, thread_id: str) -> Snapshot:
+        """Replace the thread's snapshot with the files as they are now."""
+        thread_id = thread_id
+        await self._snapshots.drop(self.store.user_id, self.store.agent_id, thread_id)
+        return await self.snapshot(thread_id)
+
+    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
+        await self._failures.reset(thread_id)  # a prefetch starts a turn
+        return (await self.snapshot(thread_id)).text
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return [MEMORY_SCHEMA]
+
+    async def tool_call(
+        self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        return await self._tool.call(args, thread_id=thread_id, receipt=receipt)
+
+    async def handle_tool_call(
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
+    ) -> str:
+        if tool_name != MEMORY_SCHEMA["name"]:
+            return await super().handle_tool_call(tool_name, args, thread_id=thread_id)
+        return (await self.tool_call(args, thread_id=thread_id)).text
+
+    async def on_session_switch(
+        self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
+    ) -> None:
+        """A branch keeps its parent's prompt (and cache); a reset starts from disk."""
+        user_id, agent_id = self.store.user_id, self.store.agent_id
+        if not reset and parent_thread_id:
+            parent = await self._snapshots.get(user_id, agent_id, parent_thread_id)
+            if parent is not None:
+                await self._snapshots.put_first(user_id, agent_id, new_thread_id, parent)
+                return
+        if reset:
+            await self._snapshots.drop(user_id, agent_id, new_thread_id)
+            await self._failures.reset(new_thread_id)

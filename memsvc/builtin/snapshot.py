@@ -1,0 +1,193 @@
+"""The frozen snapshot: the builtin memory as the system prompt shows it.
+
+Rendered exactly as Hermes Agent 0.19.0 renders it (same header, usage figure,
+separators and block order), from entries that went through the scanner, so a
+poisoned entry on disk reaches the prompt only as a placeholder. Two things
+differ from Hermes, and only where a file holds something Hermes' own tool
+would not have let in:
+
+- A block injects at most its file's char limit (and the share of
+  ``injection.max_tokens`` it is given): a file filled behind the tool's back
+  cannot flood the prompt. Entries that do not fit are left out, in their
+  place one ``[OMITTED: ...]`` line says how many and how big.
+- Tokens that give a prompt its structure (chat-template markers, the context
+  tag, our separator lines, placeholder look-alikes) are defused inside
+  entries, so that no entry can close this block or open another section.
+
+A snapshot is
+taken once per session (thread), kept in Redis, and then served unchanged by
+every worker: the prompt prefix stays byte-stable, which keeps the model
+provider's prefix cache warm.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+from memsvc.paths import Target
+from memsvc.settings import default
+from memsvc.store.memfile import ENTRY_DELIMITER, char_count
+
+BLOCK_HEADERS: dict[Target, str] = {
+    "memory": "MEMORY (your personal notes)",
+    "user": "USER PROFILE (who the user is)",
+}
+SEPARATOR = "═" * 46
+OMITTED_PREFIX = "[OMITTED:"
+
+# What structures a prompt, and its defused form. Each one reads the same to a human
+# and means nothing to a chat template or to the block's own framing.
+_STRUCTURAL: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"<\|"), "‹|"),  # <|im_start|>, <|system|>, <|endoftext|> ...
+    (re.compile(r"\|>"), "|›"),
+    (re.compile(r"\[(/?INST)\]", re.IGNORECASE), r"(\1)"),  # Llama 2
+    (re.compile(r"<<(/?SYS)>>", re.IGNORECASE), r"‹‹\1››"),
+    # a context tag or a role tag, opening or closing: <memory-context>, </system> ...
+    (
+        re.compile(
+            r"<(\s*/?\s*(?:[\w-]*context|system|assistant|user|developer|instructions?|tool)\b)",
+            re.IGNORECASE,
+        ),
+        r"‹\1",
+    ),
+    (re.compile(r"═"), "="),  # the block's separator lines
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\s*[:：]", re.IGNORECASE), r"(\1:"),
+]
+
+
+def defuse(entry: str) -> str:
+    """``entry`` with every structural token replaced by a harmless look-alike."""
+    for pattern, replacement in _STRUCTURAL:
+        entry = pattern.sub(replacement, entry)
+    return entry
+
+
+def estimated_tokens(text: str) -> int:
+    """A cautious token count: four ASCII characters to a token, any other character one."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return -(-ascii_chars // 4) + len(text) - ascii_chars
+
+
+def usage_figures(current: int, limit: int) -> str:
+    """``"12% — 165/1,375"``: floor percentage capped at 100, thousands separators."""
+    pct = min(100, int(current / limit * 100)) if limit > 0 else 0
+    return f"{pct}% — {current:,}/{limit:,}"
+
+
+def _fitting(entries: list[str], max_chars: int, max_tokens: int | None) -> list[str]:
+    kept: list[str] = []
+    chars = tokens = 0
+    for entry in entries:
+        more_chars = len(entry) + (len(ENTRY_DELIMITER) if kept else 0)
+        more_tokens = estimated_tokens(entry) + 2  # the delimiter
+        if chars + more_chars > max_chars:
+            continue
+        if max_tokens is not None and tokens + more_tokens > max_tokens:
+            continue
+        kept.append(entry)
+        chars, tokens = chars + more_chars, tokens + more_tokens
+    return kept
+
+
+def _omitted(entries: list[str], kept: list[str]) -> str:
+    shown = set(kept)
+    left_out = [entry for entry in entries if entry not in shown]
+    count = len(left_out)
+    return (
+        f"{OMITTED_PREFIX} {count} {'entry' if count == 1 else 'entries'} "
+        f"({char_count(left_out):,} chars) over this block's limit left out of the prompt; "
+        "remove or merge entries to make room.]"
+    )
+
+
+def render_block(
+    target: Target, entries: list[str], limit: int, *, max_tokens: int | None = None
+) -> str:
+    """One block of the prompt, at most ``limit`` chars (and ``max_tokens``) of entries.
+
+    Empty when there are no entries. The header's usage figure counts every entry,
+    also those left out, so the model sees how full the file really is.
+    """
+    if not entries:
+        return ""
+    header = f"{BLOCK_HEADERS[target]} [{usage_figures(char_count(entries), limit)} chars]"
+    shown = _fitting(entries, limit, max_tokens)
+    if len(shown) < len(entries):
+        note = _omitted(entries, [])  # the longest the note can be
+        room = len(note) + len(ENTRY_DELIMITER)
+        budget = None if max_tokens is None else max_tokens - estimated_tokens(note) - 2
+        shown = _fitting(entries, max(0, limit - room), budget)
+        shown = [*shown, _omitted(entries, shown)]
+    return f"{SEPARATOR}\n{header}\n{SEPARATOR}\n{ENTRY_DELIMITER.join(shown)}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    memory_block: str
+    user_block: str
+    taken_at: float  # unix time
+
+    @property
+    def text(self) -> str:
+        """The blocks as Hermes joins them into its system prompt (MEMORY, then USER)."""
+        return "\n\n".join(block for block in (self.memory_block, self.user_block) if block)
+
+
+class SnapshotCache(Protocol):
+    """Where frozen snapshots live between the turns of a session."""
+
+    async def get(self, user_id: str, agent_id: str, thread_id: str) -> Snapshot | None: ...
+
+    async def put_first(
+        self, user_id: str, agent_id: str, thread_id: str, snapshot: Snapshot
+    ) -> Snapshot:
+        """Store ``snapshot`` unless one exists; return the one that is kept."""
+        ...
+
+    async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None: ...
+
+
+class RedisSnapshotCache:
+    """Snapshots in Redis, so every worker on every host serves a thread the same bytes."""
+
+    def __init__(
+        self, redis: Redis, keys: Keys, *, ttl_seconds: int = default("snapshot_ttl_seconds")
+    ) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._ttl = ttl_seconds
+
+    async def get(self, user_id: str, agent_id: str, thread_id: str) -> Snapshot | None:
+        key = self._keys.snapshot(user_id, agent_id, thread_id)
+        raw = await self._redis.get(key)
+        return None if raw is None else _decode(raw)
+
+    async def put_first(
+        self, user_id: str, agent_id: str, thread_id: str, snapshot: Snapshot
+    ) -> Snapshot:
+        key = self._keys.snapshot(user_id, agent_id, thread_id)
+        if await self._redis.set(key, _encode(snapshot), nx=True, ex=self._ttl):
+            return snapshot
+        raw = await self._redis.get(key)
+        return snapshot if raw is None else _decode(raw)
+
+    async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None:
+        await self._redis.delete(self._keys.snapshot(user_id, agent_id, thread_id))
+
+
+def _encode(snapshot: Snapshot) -> str:
+    return json.dumps(
+        {"memory": snapshot.memory_block, "user": snapshot.user_block, "at": snapshot.taken_at},
+        ensure_ascii=False,
+    )
+
+
+def _decode(raw: bytes | str) -> Snapshot:
+    data = json.loads(raw)
+    return Snapshot(memory_block=data["memory"], user_block=data["user"], taken_at=data["at"])

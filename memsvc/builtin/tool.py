@@ -1,0 +1,211 @@
+"""The ``memory`` tool: one call of the model, checked, scanned and written once.
+
+Behaviour follows Hermes Agent 0.19.0: add / replace / remove by a unique
+substring, batched ``operations[]`` applied all-or-nothing against the final
+budget, and a per-turn cap on consolidation failures. The schema and argument
+checks live in :mod:`memsvc.builtin.schema`, the answers in
+:mod:`memsvc.builtin.replies`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from memsvc.builtin import replies
+from memsvc.builtin.replies import FileView
+from memsvc.builtin.schema import MemoryToolArgs, clean, parse_args
+from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
+from memsvc.paths import MEMORY_FILE, USER_FILE, Target
+from memsvc.security.scanner import Scanner
+from memsvc.security.screening import new_findings_beside
+from memsvc.store.edits import Applied, Change, EditRejected, Op, apply
+from memsvc.store.filestore import AlreadyApplied, BuiltinStore
+from memsvc.store.memfile import char_count, entry_problem
+from memsvc.store.receipts import EventReceipt, Receipt, ReceiptGuard
+
+SCAN_IN_THREAD_CHARS = 8 * 1024  # contents past this are scanned off the event loop
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """The result the model reads, and the entries that changed (for the mirror)."""
+
+    result: dict[str, Any]
+    target: Target = "memory"
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.result, ensure_ascii=False)
+
+
+class FailureCounter(Protocol):
+    """Consecutive consolidation failures per thread, reset when a turn starts."""
+
+    async def record(self, thread_id: str) -> int: ...
+
+    async def reset(self, thread_id: str) -> None: ...
+
+
+class MemoryTool:
+    """The handler of the ``memory`` tool for one (user, agent)."""
+
+    def __init__(self, store: BuiltinStore, scanner: Scanner, failures: FailureCounter) -> None:
+        self._store = store
+        self._scanner = scanner
+        self._failures = failures
+
+    async def call(
+        self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        """Run one call; with a ``receipt``, a redelivered call has its effects only once."""
+        if receipt is not None:
+            prior = await receipt.load()
+            if prior is not None and not prior.parked:
+                return ToolOutcome(prior.result, prior.target, prior.changes)
+        outcome = await self._call(args, thread_id, receipt)
+        # a write that changed the file recorded its receipt with its commit
+        if receipt is not None and not outcome.changes and not outcome.result.get("retryable"):
+            await receipt.record(Receipt(outcome.result, outcome.target, []))
+        return outcome
+
+    async def _call(self, args: Any, thread_id: str, receipt: EventReceipt | None) -> ToolOutcome:
+        parsed = parse_args(args)
+        if isinstance(parsed, str):
+            return ToolOutcome(replies.error(parsed))
+        target: Target = parsed.target or "memory"
+        batch = parsed.operations is not None and len(parsed.operations) > 0
+        if batch:
+            assert parsed.operations is not None
+            raw_ops = [(o.action, o.content, o.old_text) for o in parsed.operations]
+        elif parsed.operations is not None and not parsed.action:
+            return ToolOutcome(replies.error("operations list is empty."), target)
+        else:
+            single = await self._check_single(parsed, target)
+            if isinstance(single, dict):
+                return ToolOutcome(single, target)
+            raw_ops = [(single, parsed.content, parsed.old_text)]
+        ops = [Op(a, clean(c), clean(t)) for a, c, t in raw_ops]
+        limit = self._store.limits.of(target)
+        if _surely_over(ops, limit):  # the budget first: scanning what cannot fit is wasted
+            entries = await self._store.read(target)
+            try:
+                apply(entries, ops, limit)  # adds alone over the limit: this raises
+            except EditRejected as rejected:
+                return await self._refused(rejected, target, entries, ops, batch, thread_id)
+        if sum(len(op.content) for op in ops) > SCAN_IN_THREAD_CHARS:
+            # many KB of patterns would hold the event loop every other user's call runs on
+            problem = await asyncio.to_thread(self._content_problem, ops, batch, limit)
+        else:
+            problem = self._content_problem(ops, batch, limit)
+        if problem:
+            return ToolOutcome(replies.error(problem), target)
+        return await self._write(target, ops, batch, thread_id, receipt)
+
+    async def _check_single(
+        self, parsed: MemoryToolArgs, target: Target
+    ) -> Literal["add", "replace", "remove"] | dict[str, Any]:
+        action = parsed.action
+        if not action:
+            return replies.error("Unknown action ''. Use: add, replace, remove")
+        if action == "add" and not parsed.content:
+            return replies.error("Content is required for 'add' action.")
+        if action in ("replace", "remove") and not parsed.old_text:
+            entries = await self._store.read(target)
+            return replies.needs_old_text(self._view(target), action, entries)
+        if action == "replace" and not parsed.content:
+            return replies.error("content is required for 'replace' action.")
+        return action
+
+    def _content_problem(self, ops: list[Op], batch: bool, limit: int) -> str | None:
+        """Why the contents cannot be written, before any lock is taken.
+
+        Content longer than the whole store's limit can never be written; it is left
+        to the limit check (which explains how to consolidate) instead of being scanned.
+        """
+        for number, op in enumerate(ops, start=1):
+            if not batch and op.action != "add" and not op.old_text:
+                return "old_text cannot be empty."
+            if op.action == "remove":
+                continue
+            if not batch and not op.content:
+                return (
+                    "Content cannot be empty."
+                    if op.action == "add"
+                    else "new_content cannot be empty. Use 'remove' to delete entries."
+                )
+            if len(op.content) > limit:
+                continue
+            problem = entry_problem(op.content) or self._scanner.check(op.content)
+            if problem:
+                return f"Operation {number}: {problem}" if batch else problem
+        return None
+
+    async def _write(
+        self,
+        target: Target,
+        ops: list[Op],
+        batch: bool,
+        thread_id: str,
+        receipt: EventReceipt | None,
+    ) -> ToolOutcome:
+        def result_of(applied: Applied) -> dict[str, Any]:
+            return replies.success(self._view(target), target, ops, applied, batch)
+
+        guard = ReceiptGuard(receipt, target, result_of) if receipt is not None else None
+        try:
+            applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
+        except AlreadyApplied:
+            assert guard is not None and guard.prior is not None
+            return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
+        except EditRejected as rejected:
+            entries = await self._store.read(target)
+            return await self._refused(rejected, target, entries, ops, batch, thread_id)
+        except (LockTimeoutError, LockLostError):
+            return ToolOutcome(replies.busy(self._view(target)), target)
+        except LockUnavailableError:
+            return ToolOutcome(replies.unavailable(), target)
+        await self._failures.reset(thread_id)
+        return ToolOutcome(result_of(applied), target, applied.changes)
+
+    async def _refused(
+        self,
+        rejected: EditRejected,
+        target: Target,
+        entries: list[str],
+        ops: list[Op],
+        batch: bool,
+        thread_id: str,
+    ) -> ToolOutcome:
+        error, counts = replies.rejection(self._view(target), rejected, entries, ops, batch)
+        if counts:
+            error = replies.gave_up(await self._failures.record(thread_id)) or error
+        return ToolOutcome(error, target)
+
+    def _vet(self, before: list[str], applied: Applied) -> None:
+        """Refuse entries that are harmless alone but an attack next to the others.
+
+        The prompt shows the entries side by side, so "Ignore all previous" and
+        "instructions and ..." added as two entries read as one injection.
+        """
+        if new := new_findings_beside(self._scanner, before, applied.entries):
+            last = len(applied.changes) - 1
+            raise EditRejected("blocked", op_index=last, op=Op("add"), matches=new)
+
+    def _view(self, target: Target) -> FileView:
+        filename = USER_FILE if target == "user" else MEMORY_FILE
+        return FileView(
+            filename,
+            self._store.limits.of(target),
+            lambda entries: self._scanner.sanitise(entries, filename),
+        )
+
+
+def _surely_over(ops: list[Op], limit: int) -> bool:
+    """Adds only, whose contents alone are over the limit: no file can take them."""
+    if any(op.action != "add" for op in ops):
+        return False
+    return char_count(list(dict.fromkeys(op.content for op in ops if op.content))) > limit

@@ -1,0 +1,1 @@
+"""Hindsight, the optional external provider: its HTTP client, banks, recall and retain."""

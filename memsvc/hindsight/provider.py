@@ -1,0 +1,449 @@
+"""The Hindsight provider: two banks per (user, agent), recalled together, fed every turn.
+
+- **Banks.** The user bank (who the user is, shared by the user's agents) and the
+  agent's work bank, named by the config's templates and escaped into bank ids
+  injectively (two users never share a bank). Each bank is upserted once per
+  process, with the configured missions.
+- **Recall** (``prefetch``): both banks concurrently, each under its own timeout;
+  a bank that does not exist is empty, a bank that fails is left out and the
+  other still answers. Results are merged fairly (rank by rank: scores of two
+  banks are not comparable), de-duplicated, scanned (a recalled injection is
+  dropped), cut to the token budget and wrapped in ``<memory-context>``.
+  ``queue_prefetch`` prepares the next turn's recall so it is served at once.
+- **Retain** (``sync_turn``, from a background job): every turn is buffered in
+  Redis and, every ``retain_every_n_turns`` turns, retained into the work bank as
+  one document per turn (``{thread}:{turn}:{time}``), so a retried retain is a
+  no-op; one job at a time flushes a thread, in bounded batches
+  (:mod:`memsvc.hindsight.turnbuffer`).
+  A session switch flushes the other threads' buffers.
+- **Mirror** (``on_memory_write``): a builtin file and its Hindsight documents
+  are reconciled - documents retained for entries that are new, deleted for
+  entries that are gone - under a lock per file, so mirrors that run late or
+  out of order still end with Hindsight holding exactly the file's entries.
+- **Tools** (``memory_mode`` ``tools`` / ``hybrid``): ``hindsight_recall``,
+  ``hindsight_reflect`` and ``hindsight_retain`` (queued as a job).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import time
+import uuid
+from typing import Any
+
+import structlog
+from redis.asyncio import Redis
+
+from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
+from memsvc.hindsight.banks import (
+    MIRROR_TAG,
+    Banks,
+    bank_id,
+    fact_document_id,
+    mirror_document_id,
+    turn_document_id,
+)
+from memsvc.hindsight.client import HindsightClient, HindsightError, Memory, RetainItem
+from memsvc.hindsight.recall import fair_merge, render, speaker_labels
+from memsvc.hindsight.tools import TOOL_SCHEMAS
+from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
+from memsvc.ids import DEFAULT_THREAD
+from memsvc.jobs.queue import JobQueue, current_job
+from memsvc.keys import Keys
+from memsvc.paths import MEMORY_FILE, USER_FILE, Target
+from memsvc.provider import MemoryProvider
+from memsvc.security.scanner import Scanner
+from memsvc.store.edits import Action
+from memsvc.store.filestore import BuiltinStore
+from memsvc.store.locks import KeyedLocks
+
+log = structlog.get_logger(__name__)
+
+FLUSH_JOB = "flush_turns"
+RETAIN_JOB = "retain_fact"
+WARM_TTL_SECONDS = 120
+
+
+class HindsightProvider(MemoryProvider):
+    def __init__(
+        self,
+        client: HindsightClient,
+        *,
+        user_id: str,
+        agent_id: str,
+        config: MemoryConfig,
+        redis: Redis,
+        keys: Keys,
+        locks: KeyedLocks,
+        jobs: JobQueue | None,
+        store: BuiltinStore,
+        scanner: Scanner,
+        upserted: dict[str, tuple[str, str]],
+        env: str = "",
+        flush_limits: FlushLimits | None = None,
+    ) -> None:
+        self._client = client
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self._redis = redis
+        self._keys = keys
+        self._locks = locks
+        self._jobs = jobs
+        self._store = store
+        self._scanner = scanner
+        self._upserted = upserted  # shared by the process: one upsert per bank
+        self._env = env
+        self._turns = TurnBuffer(
+            redis,
+            keys,
+            client,
+            user_id=user_id,
+            agent_id=agent_id,
+            limits=flush_limits or FlushLimits(),
+        )
+        self.configure(config)
+
+    def configure(self, config: MemoryConfig) -> None:
+        """Take a user's effective config (per-user overrides change at runtime)."""
+        self.config: HindsightConfig = config.hindsight
+        self.injection: InjectionConfig = config.injection
+
+    # -- identity --------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return "hindsight"
+
+    async def initialize(
+        self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD
+    ) -> None:
+        banks = self.banks(thread_id)
+        await asyncio.gather(self._ensure_bank(banks.user), self._ensure_bank(banks.work))
+
+    def banks(self, thread_id: str = DEFAULT_THREAD) -> Banks:
+        values = {
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "thread_id": thread_id,
+            "env": self._env,
+        }
+        return Banks(
+            user=bank_id(self.config.bank_id_template, **values),
+            work=bank_id(self.config.work_bank_id_template, **values),
+        )
+
+    def _bank_of(self, target: Target, thread_id: str = DEFAULT_THREAD) -> str:
+        banks = self.banks(thread_id)
+        return banks.user if target == "user" else banks.work
+
+    async def _ensure_bank(self, bank: str) -> None:
+        """Create or update the bank once per process (again if a user changes its mission)."""
+        missions = (self.config.bank_mission, self.config.bank_retain_mission)
+        if self._upserted.get(bank) == missions:
+            return
+        reflect, retain = missions
+        await self._client.upsert_bank(bank, reflect_mission=reflect, retain_mission=retain)
+        self._upserted[bank] = missions
+
+    # -- recall ------------------------------------------------------------------------
+
+    def _recalls(self) -> bool:
+        return self.config.auto_recall and self.config.memory_mode in ("context", "hybrid")
+
+    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
+        """The recall block for this turn: the one ``queue_prefetch`` prepared, if any."""
+        if not self._recalls():
+            return ""
+        warm = await self._redis.getdel(
+            self._keys.warm_recall(self.user_id, self.agent_id, thread_id)
+        )
+        if warm is not None:
+            text: str = warm.decode("utf-8") if isinstance(warm, bytes) else warm
+            return text
+        query = query[: self.config.recall_max_input_chars].strip()
+        if not query:
+            return ""
+        return await self._recall_block(query, thread_id)
+
+    async def queue_prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> None:
+        """Recall now, at the end of a turn (its text as the query), for the turn to come.
+
+        The thread's next prefetch is served from it at once, whatever its own query
+        (it is not known yet when this runs) - once, and only within a couple of
+        minutes; after that a prefetch recalls afresh.
+        """
+        if not self._recalls():
+            return
+        query = query[: self.config.recall_max_input_chars].strip()
+        if not query:
+            return
+        await self._redis.set(
+            self._keys.warm_recall(self.user_id, self.agent_id, thread_id),
+            await self._recall_block(query, thread_id),
+            ex=WARM_TTL_SECONDS,
+        )
+
+    async def _recall_block(self, query: str, thread_id: str) -> str:
+        banks = self.banks(thread_id)
+        found = fair_merge(await self._recall_banks([banks.user, banks.work], query))
+        if self.injection.include_builtin:  # those entries are in the snapshot already
+            found = [m for m in found if MIRROR_TAG not in m.tags]
+        return render(
+            found,
+            tag=self.injection.context_tag,
+            budget=self._token_budget(),
+            scanner=self._scanner,
+            labels=speaker_labels(
+                self.config.retain_user_prefix, self.config.retain_assistant_prefix
+            ),
+        )
+
+    async def _recall_banks(self, banks: list[str], query: str) -> list[list[Memory]]:
+        """Each bank's memories, asked concurrently; a bank that fails is left out (and
+        logged), and only when every bank fails is that an error."""
+        outcomes = await asyncio.gather(
+            *(self._recall_one(bank, query) for bank in banks), return_exceptions=True
+        )
+        ranked: list[list[Memory]] = []
+        failures = []
+        for bank, outcome in zip(banks, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failures.append(f"{bank}: {outcome}")
+                log.warning("hindsight_recall_failed", bank=bank, error=str(outcome))
+            else:
+                ranked.append(outcome)
+        if not ranked:
+            raise HindsightError("; ".join(failures))
+        return ranked
+
+    async def _recall_one(self, bank: str, query: str) -> list[Memory]:
+        return await self._client.recall(
+            bank, query, budget=self.config.recall_budget, max_tokens=self._token_budget()
+        )
+
+    def _token_budget(self) -> int:
+        return min(self.config.recall_max_tokens, self.injection.max_tokens)
+
+    # -- retain ------------------------------------------------------------------------
+
+    async def sync_turn(
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        thread_id: str = DEFAULT_THREAD,
+        turn_index: int = 0,
+        at: float | None = None,
+    ) -> None:
+        """Buffer the turn; retain the buffer once it holds ``retain_every_n_turns`` turns."""
+        if not self.config.auto_retain:
+            return
+        prefix_u, prefix_a = self.config.retain_user_prefix, self.config.retain_assistant_prefix
+        at = time.time() if at is None else at
+        item = RetainItem(
+            content=f"{prefix_u}: {user_content}\n{prefix_a}: {assistant_content}",
+            context=f"conversation turn {turn_index} of thread {thread_id}",
+            timestamp=datetime.datetime.fromtimestamp(at, datetime.UTC).isoformat(
+                timespec="seconds"
+            ),
+            document_id=turn_document_id(thread_id, turn_index, at),
+            tags=[f"thread:{thread_id}", f"agent:{self.agent_id}", "source:turn"],
+            metadata={
+                "user_id": self.user_id,
+                "agent_id": self.agent_id,
+                "thread_id": thread_id,
+                "turn_index": str(turn_index),
+            },
+        )
+        if await self._turns.add(thread_id, turn_index, item) >= self.config.retain_every_n_turns:
+            await self.flush(thread_id)
+
+    async def flush(self, thread_id: str) -> int:
+        """Retain the thread's buffered turns; returns how many this call confirmed.
+
+        Another job already flushing the thread takes them along (this returns 0);
+        a flush asked for meanwhile gets a round of its own: queued as a job, so
+        that each job stays short, or run here when there is no job queue.
+        Raises when a round fails.
+        """
+        bank = self.banks(thread_id).work
+        job = current_job.get()
+        retained = 0
+        while True:
+            flushed = await self._turns.flush(
+                thread_id,
+                bank,
+                run_async=self.config.retain_async,
+                owner=job.job_id if job is not None else "",
+                hold=job is not None and not job.last,
+                prepare=self._ensure_bank,
+            )
+            retained += flushed.retained
+            if not flushed.again:
+                return retained
+            if self._jobs is not None:
+                await self._queue_flush(thread_id, again=True)
+                return retained
+
+    async def _buffered_threads(self) -> list[str]:
+        return await self._turns.threads()
+
+    async def on_session_switch(
+        self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False
+    ) -> None:
+        """Turns still buffered in the threads left behind are retained now, not lost."""
+        for thread in await self._buffered_threads():
+            if thread != new_thread_id:
+                await self._queue_flush(thread)
+        if reset:
+            await self._redis.delete(
+                self._keys.warm_recall(self.user_id, self.agent_id, new_thread_id)
+            )
+
+    async def _queue_flush(self, thread_id: str, *, again: bool = False) -> None:
+        """``again``: the next round of a running flush (a job id of its own, never deduped)."""
+        if self._jobs is None:
+            await self.flush(thread_id)
+            return
+        suffix = uuid.uuid4().hex if again else str(int(time.time()))
+        await self._jobs.enqueue(
+            FLUSH_JOB,
+            {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": thread_id},
+            job_id=f"{self._keys.prefix}:flush:{self.user_id}:{self.agent_id}:{thread_id}:{suffix}",
+        )
+
+    async def shutdown(self) -> None:
+        """Buffered turns live in Redis; a flush is queued so they do not wait for a switch."""
+        for thread in await self._buffered_threads():
+            try:
+                await self._queue_flush(thread)
+            except Exception as exc:  # shutting down: log, the buffer is still in Redis
+                log.warning("hindsight_flush_not_queued", error=str(exc))
+
+    # -- mirror ------------------------------------------------------------------------
+
+    async def on_memory_write(
+        self, action: Action, target: Target, content: str, metadata: dict[str, Any] | None = None
+    ) -> None:
+        thread_id = str((metadata or {}).get("thread_id") or DEFAULT_THREAD)
+        await self.reconcile(target, thread_id=thread_id)
+
+    async def reconcile(
+        self, target: Target, *, thread_id: str = DEFAULT_THREAD
+    ) -> tuple[int, int]:
+        """Make the bank hold exactly the file's entries; returns (retained, deleted).
+
+        Hindsight itself says which mirror documents exist (they carry the tags
+        below), so a mirror that runs late, twice or after Redis lost its data
+        still converges on the file as it is now.
+        """
+        tags = [MIRROR_TAG, f"target:{target}"]
+        lock = self._keys.mirror_lock(target, self.user_id, self.agent_id)
+        async with self._locks.hold_key(lock):
+            entries = await self._store.read(target)
+            wanted = {mirror_document_id(target, e): e for e in entries}
+            bank = self._bank_of(target, thread_id)  # a thread's bank, if the template says so
+            have = set(await self._client.list_documents(bank, tags=tags))
+            new = [doc for doc in wanted if doc not in have]
+            if new:
+                await self._ensure_bank(bank)
+                filename = USER_FILE if target == "user" else MEMORY_FILE
+                await self._client.retain(
+                    bank,
+                    [
+                        RetainItem(
+                            content=wanted[doc],
+                            document_id=doc,
+                            context=f"an entry of the {filename} the agent keeps",
+                            tags=tags,
+                            metadata={"source": "builtin", "target": target},
+                        )
+                        for doc in new
+                    ],
+                )
+            gone = sorted(have - wanted.keys())
+            for doc in gone:
+                await self._client.delete_document(bank, doc)
+        return len(new), len(gone)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return list(TOOL_SCHEMAS) if self.config.memory_mode in ("tools", "hybrid") else []
+
+    async def handle_tool_call(
+        self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
+    ) -> str:
+        try:
+            result = await self._tool(tool_name, args, thread_id)
+        except HindsightError as exc:
+            result = {
+                "success": False,
+                "error": f"Long-term memory is unavailable: {exc}. Continue without it.",
+            }
+        return json.dumps(result, ensure_ascii=False)
+
+    async def _tool(self, name: str, args: dict[str, Any], thread_id: str) -> dict[str, Any]:
+        scope = args.get("scope") or ("both" if name == "hindsight_recall" else "work")
+        allowed = ("user", "work", "both") if name == "hindsight_recall" else ("user", "work")
+        if scope not in allowed:
+            return {"success": False, "error": f"Invalid scope {scope!r}."}
+        banks = self.banks(thread_id)
+        chosen = {"user": [banks.user], "work": [banks.work], "both": [banks.user, banks.work]}
+        text_arg = "content" if name == "hindsight_retain" else "query"
+        text = args.get(text_arg)
+        if not isinstance(text, str) or not text.strip():
+            return {"success": False, "error": f"'{text_arg}' is required."}
+        if name == "hindsight_recall":
+            found = await self._recall_banks(chosen[scope], text)
+            merged = [m for m in fair_merge(found) if not self._scanner.findings(m.text)]
+            return {
+                "success": True,
+                "results": [
+                    {"text": m.text, "date": (m.mentioned_at or "")[:10] or None}
+                    for m in merged[:10]
+                ],
+            }
+        if name == "hindsight_reflect":
+            answer = await self._client.reflect(
+                chosen[scope][0], text, budget=self.config.recall_budget
+            )
+            return {"success": True, "answer": answer.get("text", answer)}
+        if name == "hindsight_retain":
+            if problem := self._scanner.check(text):
+                return {"success": False, "error": problem}
+            bank, fact = chosen[scope][0], text.strip()
+            doc = fact_document_id(fact)
+            if self._jobs is None:
+                await self.retain_fact(bank, fact, doc)
+            else:
+                await self._jobs.enqueue(
+                    RETAIN_JOB,
+                    {
+                        "user_id": self.user_id,
+                        "agent_id": self.agent_id,
+                        "thread_id": thread_id,
+                        "bank": bank,
+                        "content": fact,
+                        "document_id": doc,
+                    },
+                    job_id=f"{self._keys.prefix}:retain:{bank}:{doc}",
+                )
+            return {"success": True, "message": "Saved to long-term memory."}
+        return {"success": False, "error": f"Unknown tool '{name}'."}
+
+    async def retain_fact(self, bank: str, content: str, document_id: str) -> None:
+        await self._ensure_bank(bank)
+        await self._client.retain(
+            bank,
+            [
+                RetainItem(
+                    content=content,
+                    document_id=document_id,
+                    tags=["source:tool"],
+                    metadata={"source": "hindsight_retain", "agent_id": self.agent_id},
+                )
+            ],
+        )

@@ -1,0 +1,275 @@
+"""Background jobs: how they are queued, retried and, when they give up, parked.
+
+Jobs are plain async functions ``job(ctx, payload)`` in the arq style. A worker
+runs them through arq (``ArqJobs``); the embedded mode of the command line runs
+the very same functions as tasks of its own process (``InlineJobs``). Either
+way a failing job is retried with exponential backoff and jitter, bounded by a
+number of tries and an age, and then parked in a dead-letter list with its
+payload and last error, where an operator can inspect and re-drive it: a job is
+never dropped.
+
+A memsvc error tells the policy what it knows (:mod:`memsvc.errors`): ``retryable = False``
+(a request the server refused as it is) parks the job at once instead of
+repeating it, and ``retry_after`` (seconds, the server's own advice) is the
+least a retry waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import random
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from arq.connections import ArqRedis
+from arq.worker import Retry
+from redis.asyncio import Redis
+
+from memsvc.errors import is_retryable
+from memsvc.keys import Keys
+from memsvc.service.eventlog import EventLog, LogRecord
+from memsvc.settings import ServiceSettings, default
+
+log = structlog.get_logger(__name__)
+
+_LOGGED_IDS = ("event_id", "user_id", "agent_id", "thread_id")
+
+JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class JobTry:
+    """The job running in this task: its id (the same on every try), and whether a failure
+    of this try parks it rather than retrying it."""
+
+    job_id: str
+    last: bool
+
+
+current_job: contextvars.ContextVar[JobTry | None] = contextvars.ContextVar(
+    "current_job", default=None
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """With the defaults a job keeps trying for at least ~29 minutes (at most ~58)
+    before it is parked: an outage of that length drains by itself."""
+
+    max_tries: int = default("job_max_tries")
+    max_age_seconds: float = default("job_max_age_seconds")
+    base_seconds: float = default("job_backoff_base_seconds")
+    cap_seconds: float = default("job_backoff_cap_seconds")
+    # one try's time limit, below arq's job_timeout: arq treats its own timeout as the
+    # job's end (no retry, no dead letter), so a try that runs long must end here first
+    try_seconds: float | None = None
+
+    @classmethod
+    def of(cls, settings: ServiceSettings) -> RetryPolicy:
+        return cls(
+            max_tries=settings.job_max_tries,
+            max_age_seconds=settings.job_max_age_seconds,
+            base_seconds=settings.job_backoff_base_seconds,
+            cap_seconds=settings.job_backoff_cap_seconds,
+            try_seconds=settings.job_timeout_seconds * 0.8,
+        )
+
+    def backoff(self, job_try: int, *, at_least: float = 0.0) -> float:
+        """Equal jitter: uniform in [c/2, c] with c = min(cap, base * 2**(try-1)).
+
+        The guaranteed half spreads the tries over a long outage; the random half
+        keeps the workers that failed together from retrying together.
+        """
+        ceiling = min(self.cap_seconds, self.base_seconds * 2 ** max(0, job_try - 1))
+        return max(min(at_least, self.cap_seconds), random.uniform(ceiling / 2, ceiling))
+
+
+class JobQueue(Protocol):
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        """Queue ``function(payload)`` once per ``job_id`` (a second enqueue is a no-op)."""
+
+
+def serialise_job(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+def deserialise_job(raw: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+class ArqJobs:
+    def __init__(self, pool: ArqRedis, queue_name: str, *, expires_seconds: float) -> None:
+        self._pool = pool
+        self._queue = queue_name
+        self._expires = expires_seconds  # beyond the policy's max age: arq must not drop it first
+
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        stamped = {"enqueued_at": time.time(), **payload}
+        await self._pool.enqueue_job(
+            function, stamped, _job_id=job_id, _queue_name=self._queue, _expires=self._expires
+        )
+
+
+class DeadLetters:
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self._redis = redis
+        self._key = keys.dead_jobs
+
+    async def park(self, function: str, payload: dict[str, Any], error: str, tries: int) -> None:
+        record = {
+            "function": function,
+            "payload": payload,
+            "error": error,
+            "tries": tries,
+            "parked_at": time.time(),
+        }
+        await self._redis.rpush(self._key, json.dumps(record, ensure_ascii=False))  # type: ignore[misc]
+        log.error("job_dead_lettered", function=function, tries=tries, error=error)
+
+    async def records(self) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in await self._redis.lrange(self._key, 0, -1)]  # type: ignore[misc]
+
+    async def redrive(
+        self, queue: JobQueue, *, function: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Queue parked jobs again (oldest first) with a fresh age and tries; returns them.
+
+        A record leaves the list only after its job is queued, so a failure here
+        loses nothing (at worst a job runs twice, and jobs are idempotent).
+        """
+        redriven: list[dict[str, Any]] = []
+        for raw in await self._redis.lrange(self._key, 0, -1):  # type: ignore[misc]
+            if limit is not None and len(redriven) >= limit:
+                break
+            record = json.loads(raw)
+            if function is not None and record["function"] != function:
+                continue
+            payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
+            await queue.enqueue(
+                record["function"], payload, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}"
+            )
+            await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
+            redriven.append(record)
+        log.info("jobs_redriven", count=len(redriven), function=function)
+        return redriven
+
+
+def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
+    """Wrap a job: retry what fails with backoff, park what is out of tries or too old.
+
+    Only ``Retry`` makes arq run a job again; any other exception would end it for
+    good, so every failure is turned into one or the other here.
+    """
+
+    name = function.__name__
+
+    async def record(
+        ctx: dict[str, Any], payload: dict[str, Any], outcome: str, detail: dict[str, Any]
+    ) -> None:
+        event_log: EventLog | None = ctx.get("event_log")
+        if event_log is None:
+            return
+        meta = payload.get("metadata", payload)
+        await event_log.append(
+            LogRecord(
+                outcome=outcome,
+                type=f"job:{name}",
+                event_id=str(meta.get("event_id", "")),
+                user_id=str(meta.get("user_id", "")),
+                agent_id=str(meta.get("agent_id", "")),
+                thread_id=str(meta.get("thread_id", "")),
+                detail={"job_id": ctx.get("job_id"), "job_try": ctx.get("job_try", 1), **detail},
+            )
+        )
+
+    async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        job_try = int(ctx.get("job_try", 1))
+        started = time.perf_counter()
+        age = time.time() - float(payload.get("enqueued_at", time.time()))
+        last = (
+            job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
+        )
+        current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
+        meta = payload.get("metadata", payload)
+        # every line this try logs names the job and whose it is (each job runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            job=name,
+            job_id=str(ctx.get("job_id") or ""),
+            job_try=job_try,
+            **{
+                k: str(meta[k])
+                for k in ("event_id", "user_id", "agent_id", "thread_id")
+                if k in meta
+            },
+        )
+        try:
+            async with asyncio.timeout(policy.try_seconds):
+                await function(ctx, payload)
+        except Exception as exc:
+            age = time.time() - float(payload.get("enqueued_at", time.time()))
+            error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, TimeoutError):
+                error = f"TimeoutError: the try took over {policy.try_seconds:g}s"
+            if is_retryable(exc) and job_try < policy.max_tries and age < policy.max_age_seconds:
+                delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)
+                log.warning(
+                    "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error
+                )
+                await record(ctx, payload, "error", {"error": error, "retry_in": delay})
+                raise Retry(defer=delay) from exc
+            await ctx["dead_letters"].park(name, payload, error, job_try)
+            await record(ctx, payload, "dead", {"error": error})
+            return
+        await record(ctx, payload, "ok", {"ms": round((time.perf_counter() - started) * 1000, 3)})
+
+    run.__name__ = name
+    run.__qualname__ = function.__qualname__
+    return run
+
+
+_INLINE_SEEN = 10_000  # job ids an embedded process remembers for de-duplication
+
+
+class InlineJobs:
+    """Runs jobs as tasks of this process, with the same retry semantics as arq."""
+
+    def __init__(self, functions: dict[str, JobFunction], ctx: dict[str, Any]) -> None:
+        self._functions = functions
+        self._ctx = ctx
+        self._seen: OrderedDict[str, None] = OrderedDict()  # recent job ids, like arq's results
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+        if job_id in self._seen:
+            return
+        self._seen[job_id] = None
+        if len(self._seen) > _INLINE_SEEN:
+            self._seen.popitem(last=False)
+        task = asyncio.create_task(
+            self._run(function, {"enqueued_at": time.time(), **payload}, job_id)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, function: str, payload: dict[str, Any], job_id: str) -> None:
+        job_try = 1
+        while True:
+            try:
+                ctx = {**self._ctx, "job_id": job_id, "job_try": job_try}
+                await self._functions[function](ctx, payload)
+                return
+            except Retry as retry:
+                await asyncio.sleep((retry.defer_score or 0) / 1000)
+                job_try += 1
+
+    async def drain(self, within_seconds: float = 10.0) -> None:
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=within_seconds)

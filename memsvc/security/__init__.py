@@ -1,0 +1,1 @@
+"""Everything that decides whether a text may reach a system prompt."""

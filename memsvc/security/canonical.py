@@ -1,0 +1,173 @@
+"""Canonical views of a text, so one rule sees through the ways of spelling an attack.
+
+The scanner's rules are written once, on plain lower-case words. An attacker spells
+the same words with look-alike letters from other scripts (Cyrillic ``і``), with
+invisible marks inside them (``ig\u034fnore``), with letters spaced or dotted apart
+(``i.g.n.o.r.e``), in leetspeak (``1gn0r3``), or encodes the whole instruction
+(percent-encoding, base64, hex, rot13) and asks the model to decode it. Each
+function here undoes one of these; :func:`folded` chains them, :func:`payloads`
+decodes what looks encoded. Every step is linear in the text (bounded regexes,
+``str.translate``), so the views cost a small multiple of reading the text once.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import functools
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Iterator, Set
+
+from confusable_homoglyphs import confusables
+
+# Scripts whose letters the confusable skeleton folds to Latin: the ones that
+# supply look-alikes of Latin letters. Arabic, Indic and CJK letters keep their
+# identity, so text in those scripts is never rewritten into Latin noise.
+_SKELETON_SCRIPTS = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LATIN")
+
+# Marks that render as nothing inside a word: zero-width characters, word joiner,
+# combining grapheme joiner, soft hyphen, variation selectors, tag characters.
+_IN_WORD_MARKS = re.compile(
+    "(?<=\\w)[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff\ufe00-\ufe0f"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]+(?=\\w)"
+)
+_BLANKS = re.compile("[\u2800\u3164\u115f\u1160\uffa0]")  # render as a space
+# At least three single letters each followed by the same kind of separator:
+# "i.g.n.o.r.e", "i g n o r e", "i-g-n-o-r-e", "i_g_n".
+_SPACED_LETTERS = re.compile(r"\b[a-z]([ ._\-*·•~+/|]{1,2})(?:[a-z]\1){1,}[a-z]\b")
+_SPACED_SEPARATORS = re.compile(r"[ ._\-*·•~+/|]")
+# Leetspeak lives in tokens that mix letters with digit or symbol stand-ins.
+# Anchored at the start of a token, so each token is looked at once (linear time).
+_LEET_TOKEN = re.compile(
+    r"(?<![a-z0-9@$])(?=[a-z0-9@$]*?[a-z])(?=[a-z0-9@$]*?[013457@$])[a-z0-9@$]{3,}"
+)
+_LEET = str.maketrans("0134578@$", "oieastbas")
+
+_PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
+_ROT13_HINT = re.compile(r"rot[\s\-_]?13|caesar", re.IGNORECASE)
+MAX_PAYLOADS = 16  # decoded runs scanned per text; more than this is itself suspicious
+
+
+@functools.cache
+def _skeleton_table() -> dict[int, str]:
+    """Each look-alike of a Latin letter or digit, mapped to that letter (Unicode TR39 data)."""
+    table: dict[int, str] = {}
+    targets = sorted(confusables.confusables_data, key=lambda t: t.isdigit())  # letters win
+    for target in targets:
+        if len(target) != 1 or not target.isascii() or not target.isalnum():
+            continue
+        glyphs = confusables.confusables_data[target]
+        for glyph in glyphs:
+            ch = glyph["c"].strip("\u200e")
+            if len(ch) != 1 or ch.isascii() or not glyph["n"].startswith(_SKELETON_SCRIPTS):
+                continue
+            key = ch.casefold()
+            if len(key) == 1 and not key.isascii():
+                table.setdefault(ord(key), target.lower())
+    return table
+
+
+def skeleton(text: str) -> str:
+    """Letters of other scripts that look Latin replaced by the Latin letter (``раураl``)."""
+    if text.isascii():
+        return text.lower()
+    stripped = "".join(
+        ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch)
+    )
+    return unicodedata.normalize("NFC", stripped).casefold().translate(_skeleton_table())
+
+
+def strip_marks(text: str) -> str:
+    """Invisible marks inside words removed; blank-looking letters become spaces."""
+    return _BLANKS.sub(" ", _IN_WORD_MARKS.sub("", text))
+
+
+def join_spaced_letters(text: str) -> tuple[str, list[str]]:
+    """``i g n o r e`` becomes ``ignore``; also returns each word so joined."""
+    joined: list[str] = []
+
+    def join(match: re.Match[str]) -> str:
+        word = _SPACED_SEPARATORS.sub("", match.group())
+        joined.append(word)
+        return word
+
+    return _SPACED_LETTERS.sub(join, text), joined
+
+
+def fold_leet(text: str) -> str:
+    """``1gn0r3`` becomes ``ignore``, only in tokens that mix letters and stand-ins."""
+    return _LEET_TOKEN.sub(lambda m: m.group().translate(_LEET), text)
+
+
+def folded(text: str, words: Set[bytes]) -> tuple[str, list[str]]:
+    """The text with every spelling trick undone, lower-cased, and the spaced-out words found.
+
+    ``words`` are the text's words (:class:`memsvc.security.rules.View`): a step whose trick
+    leaves no trace in them (no single letters, no letters mixed with digits) is skipped.
+    """
+    view = skeleton(text if text.isascii() else strip_marks(text))
+    spaced: list[str] = []
+    if sum(len(w) == 1 for w in words) >= 3:
+        view, spaced = join_spaced_letters(view)
+    if any(not w.isalpha() and not w.isdigit() for w in words):
+        view = fold_leet(view)
+    return view, spaced
+
+
+def payloads(text: str, words: Set[bytes]) -> Iterator[str]:
+    """Texts hidden in ``text`` by an encoding, decoded; binary results are dropped.
+
+    ``words`` gate the decoders as in :func:`folded`: base64 and hex need long
+    words or many two-character ones.
+    """
+    count = 0
+    for decoded in _decodings(text, words):
+        if count >= MAX_PAYLOADS:
+            return
+        if decoded and _is_text(decoded):
+            count += 1
+            yield decoded
+
+
+def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
+    if "%" in text and _PERCENT_RUN.search(text):
+        yield urllib.parse.unquote(text)
+    longest = max(map(len, words), default=0)
+    if longest >= 12:
+        for match in _BASE64_RUN.finditer(text):
+            yield _from_base64(match.group())
+    if longest >= 24 or sum(len(w) == 2 for w in words) >= 8:
+        for match in _HEX_RUN.finditer(text):
+            yield _from_hex(match.group())
+    lowered = text.lower()
+    if ("rot" in lowered or "caesar" in lowered) and _ROT13_HINT.search(text):
+        yield codecs.encode(text, "rot13")
+
+
+def _from_base64(run: str) -> str:
+    run = run.rstrip("=")
+    alphabet = "-_" if "-" in run or "_" in run else "+/"
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars=alphabet.encode())
+        return raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return ""
+
+
+def _from_hex(run: str) -> str:
+    try:
+        return bytes.fromhex(re.sub(r"[ :]", "", run)).decode("utf-8")
+    except ValueError:
+        return ""
+
+
+def _is_text(decoded: str) -> bool:
+    """Mostly letters and spaces: what an instruction looks like, unlike random bytes."""
+    letters = sum(ch.isalpha() for ch in decoded)
+    printable = letters + sum(ch.isspace() or ch in ",.:;!?'\"，。：！？" for ch in decoded)
+    return letters >= 4 and printable >= 0.8 * len(decoded)

@@ -1,0 +1,77 @@
+"""Rules for text that imitates the structure of a prompt rather than a note.
+
+A note never needs a chat-template token, a fake ``system`` turn, a closing tag
+of the block it is rendered into, the separators of memsvc's own snapshot
+header, or a ``[BLOCKED: ...]`` placeholder: each of these makes the model read
+what follows as coming from somewhere other than a memory note. They are
+blocked wherever they stand in an entry.
+"""
+
+from __future__ import annotations
+
+from memsvc.security.rules import RuleSet, rule
+
+_MARKER_RULES = [
+    # Placeholders the renderer writes (a blocked entry, omitted entries), and look-alikes
+    # in any bracket (⟦BLOCKED:, 【OMITTED：).
+    rule(
+        "blocked_marker",
+        r"[\[({<⟦⟨【〔［「『〖〘〚⦃⦅⦇⦉«‹]\s*(?:blocked|omitted)\s*[:：]",
+        marks=("blocked", "omitted"),
+    ),
+    # Special tokens of the chat templates models are trained on.
+    rule(
+        "template_marker",
+        r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|start_header_id|"
+        r"end_header_id|begin_of_text|eom_id|tool|ipython|developer)\s*\|>"
+        r"|\[/?inst\]|<</?sys>>|<\s*/?\s*s\s*>\s*\[inst"
+        r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?:system|instructions?|assistant|response|developer)"
+        r"(?:[ \t]+(?:prompt|message|instructions?|override))?[ \t]*:"
+        r"|[\"']role[\"']\s*:\s*[\"'](?:system|assistant|developer|tool)[\"']",
+        marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role"),
+    ),
+    # A conversation turn written into a note: "Human: ... Assistant: ...", or a line
+    # that speaks as the system ("SYSTEM:", "system message:").
+    rule(
+        "fake_turn",
+        r"(?:^|\n)[ \t]*(?:human|user|h)[ \t]*:[^\n]{0,2000}\n(?:[^\n]{0,2000}\n){0,10}?[ \t]*"
+        r"(?:assistant|ai|a|claude|chatgpt|gpt|model)[ \t]*:"
+        r"|(?:^|\n)[ \t]*(?:assistant|ai|claude|chatgpt|gpt|model)[ \t]*:[^\n]{0,2000}\n"
+        r"(?:[^\n]{0,2000}\n){0,10}?[ \t]*(?:human|user)[ \t]*:"
+        r"|(?:^|\n|>)[ \t]*(?-i:SYSTEM|SYS|ADMIN|DEVELOPER|OPERATOR)[ \t]*(?:MESSAGE|NOTE|NOTICE|"
+        r"PROMPT|UPDATE|OVERRIDE)?[ \t]*[:：]"
+        r"|\b(?:system|developer|operator|admin)\s+(?:message|prompt|notice|note|instructions?|"
+        r"override|update|directive|policy|alert|command)\s*[:：]",
+        "assistant ai claude chatgpt gpt model system sys admin developer operator",
+    ),
+    # Tags that open or close a prompt section, including the block memsvc renders
+    # recalled memory into (``</memory-context>``): closing it ends the note early.
+    rule(
+        "tag_spoof",
+        r"<\s*/?\s*(?:system|sys|system[_-]?(?:prompt|message)|instructions?|assistant|developer|"
+        r"im_start|im_end|[\w-]{0,32}context[\w-]{0,32}|[\w-]{0,32}memory[\w-]{0,32}|tool[_-]?"
+        r"(?:call|result|output)s?|function[_-]?(?:call|result)s?|admin|prompt|user[_-]?"
+        r"(?:query|message|input))\s*/?\s*>",
+        marks=("<",),
+    ),
+    # Text a renderer hides from the person reading but the model still reads.
+    rule(
+        "html_comment_injection",
+        r"<!--[^>]{0,512}(?:ignore|override|system|secret|hidden)[^>]{0,512}-->",
+        marks=("<!--",),
+    ),
+    rule(
+        "hidden_div",
+        r"<\s*div\s+style\s*=\s*[\"'][^>]{0,2048}display\s*:\s*none",
+        marks=("display",),
+    ),
+    # The snapshot's own header: its separator line and block titles.
+    rule(
+        "header_spoof",
+        r"═{4,}|\b(?:MEMORY\s+\(your\s+personal\s+notes\)|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))",
+        "memory profile",
+        ("═",),
+    ),
+]
+
+MARKER_RULES = RuleSet(_MARKER_RULES)

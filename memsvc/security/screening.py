@@ -1,0 +1,72 @@
+"""Which entries of a file may reach a prompt: each one alone, then beside its neighbours.
+
+The prompt shows a file's entries side by side, so a scan of each entry alone
+misses an attack split over two or three of them ("Ignore all previous" +
+"instructions and ..."). A write is checked on the runs of neighbours around
+the entries it changed, a render on every run; either way each run is read
+across its boundaries only, so the cost per entry stays flat however big the
+file is.
+"""
+
+from __future__ import annotations
+
+from memsvc.builtin.snapshot import defuse
+from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner, placeholder
+
+# An attack split over entries continues across a boundary: this much of each side of
+# one is what a scan of neighbours reads, so its cost is bounded whatever the entries' size.
+_EDGE = 512
+
+
+def _across(entries: list[str], run: list[int]) -> str:
+    """The text of neighbouring entries as the model reads it, from the first entry's
+    end to the last one's start."""
+    first, *middle, last = (entries[i] for i in run)
+    return " ".join([first[-_EDGE:], *middle, last[:_EDGE]])
+
+
+def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[str]:
+    """``entries`` as a block may show them: scanned alone and with their neighbours, defused.
+
+    An attack split over neighbouring entries ("Ignore all previous" + "instructions
+    and ...") passes every single scan; the two or three entries that form it are
+    blocked too.
+    """
+    shown = scanner.sanitise(entries, filename)
+    passing = [i for i, (entry, out) in enumerate(zip(entries, shown, strict=True)) if entry == out]
+    blocked: dict[int, list[str]] = {}
+    for size in (2, 3):
+        for start in range(len(passing) - size + 1):
+            run = passing[start : start + size]
+            if any(i in blocked for i in run):
+                continue
+            text = _across(entries, run)
+            if len(text) > MAX_SCAN_CHARS or not (found := scanner.findings(text)):
+                continue
+            for i in run:
+                blocked[i] = [f"{f}_across_entries" for f in found]
+    for i, found in blocked.items():
+        shown[i] = placeholder(entries[i], filename, found)
+    clean = set(passing) - set(blocked)
+    return [defuse(out) if i in clean else out for i, out in enumerate(shown)]
+
+
+def new_findings_beside(scanner: Scanner, before: list[str], after: list[str]) -> list[str]:
+    """What the entries a write added or changed trip together with their neighbours.
+
+    A run that trips also without the new entry held an attack already (a file edited
+    behind the tool's back): the render blocks that, it is no reason to refuse this
+    write.
+    """
+    old = set(before)
+    for i in (n for n, entry in enumerate(after) if entry not in old):
+        runs = [[i - 1, i], [i, i + 1], [i - 2, i - 1, i], [i - 1, i, i + 1], [i, i + 1, i + 2]]
+        for run in (r for r in runs if r[0] >= 0 and r[-1] < len(after)):
+            text = _across(after, run)
+            if len(text) > MAX_SCAN_CHARS or not (found := scanner.findings(text)):
+                continue
+            rest = [j for j in run if j != i]
+            if scanner.findings(after[rest[0]] if len(rest) == 1 else _across(after, rest)):
+                continue
+            return found
+    return []

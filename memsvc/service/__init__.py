@@ -1,0 +1,1 @@
+"""The worker side: the event bus, the consumer, the handlers and the memory manager."""

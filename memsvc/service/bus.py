@@ -1,0 +1,236 @@
+"""The event bus: a Redis Stream in, a list per client process out.
+
+Agents ``XADD`` events to one stream (one round trip); workers read it through
+one consumer group, so each event goes to one worker, and a worker that dies
+leaves its unacknowledged events pending for another to claim. A reply is
+``RPUSH``ed onto the inbox list of the waiting client process, which has one
+blocked ``BLPOP`` for all its calls: replies are pushed, never polled. The
+reply, the log record and the ack of an event travel in one pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import ResponseError
+
+from memsvc.events import encode
+from memsvc.keys import Keys
+from memsvc.service.eventlog import EventLog, LogRecord
+
+INBOX_TTL_SECONDS = 60
+EVENT_FIELD = "e"
+
+# Resets the idle time of the entries ``consumer`` still owns (XCLAIM ... JUSTID to
+# itself, which leaves the delivery count alone) and returns them; an entry another
+# consumer has claimed meanwhile is left where it is and is missing from the answer.
+_REFRESH_SCRIPT = """
+local mine = {}
+local claim = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
+for i = 3, #ARGV do
+  local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #entry > 0 and entry[1][2] == ARGV[2] then
+    mine[#mine + 1] = ARGV[i]
+    claim[#claim + 1] = ARGV[i]
+  end
+end
+if #mine > 0 then
+  claim[#claim + 1] = 'JUSTID'
+  redis.call(unpack(claim))
+end
+return mine
+"""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    stream_id: str
+    raw: bytes
+    deliveries: int  # 1 on first delivery; more after a worker died holding it
+
+
+class EventBus:
+    def __init__(self, redis: Redis, keys: Keys, log: EventLog) -> None:
+        self._redis = redis
+        self._keys = keys
+        self.log = log
+        self._refresh = redis.register_script(_REFRESH_SCRIPT)
+
+    async def publish(self, event: Any, *, order: str | None = None) -> str:
+        """Append one event; returns its stream id. One round trip.
+
+        The stream is not capped: it only holds events not yet processed (a finished
+        one is deleted, its record lives on in the log), and capping it would drop
+        unprocessed writes while the workers are down. ``order`` names a list that
+        records the event id in the same round trip: the publish order of events
+        that workers may process in another order (a thread's turns).
+        """
+        if order is None:
+            stream_id = await self._redis.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
+            return _text(stream_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
+            pipe.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
+            _, stream_id = await pipe.execute()
+        return _text(stream_id)
+
+    async def publish_raw(self, raw: bytes) -> str:
+        """Append bytes as they are (tests of malformed events, replays of raw records)."""
+        return _text(await self._redis.xadd(self._keys.events, {EVENT_FIELD: raw}))
+
+    async def ensure_group(self) -> None:
+        try:
+            await self._redis.xgroup_create(
+                self._keys.events, self._keys.workers_group, id="0", mkstream=True
+            )
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def join(self, consumer: str) -> None:
+        """Register ``consumer`` now: operators (and tests) see a worker before its first event."""
+        await self.ensure_group()
+        await self._redis.xgroup_createconsumer(
+            self._keys.events, self._keys.workers_group, consumer
+        )
+
+    async def read(self, consumer: str, count: int, block_ms: int) -> list[Delivery]:
+        result = await self._redis.xreadgroup(
+            self._keys.workers_group,
+            consumer,
+            {self._keys.events: ">"},
+            count=count,
+            block=block_ms,
+        )
+        deliveries = []
+        for _, rows in result or []:
+            for stream_id, fields in rows:
+                deliveries.append(
+                    Delivery(_text(stream_id), fields.get(EVENT_FIELD.encode(), b""), 1)
+                )
+        return deliveries
+
+    async def claim_stale(self, consumer: str, min_idle_ms: int, count: int) -> list[Delivery]:
+        """Take over events another consumer has held for longer than ``min_idle_ms``."""
+        _, rows, _ = await self._redis.xautoclaim(
+            self._keys.events,
+            self._keys.workers_group,
+            consumer,
+            min_idle_ms,
+            start_id="0-0",
+            count=count,
+        )
+        if not rows:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for stream_id, _ in rows:
+                pipe.xpending_range(
+                    self._keys.events, self._keys.workers_group, stream_id, stream_id, 1
+                )
+            pending = await pipe.execute()
+        claimed = []
+        for (stream_id, fields), info in zip(rows, pending, strict=True):
+            times = int(info[0]["times_delivered"]) if info else 1
+            claimed.append(
+                Delivery(_text(stream_id), (fields or {}).get(EVENT_FIELD.encode(), b""), times)
+            )
+        return claimed
+
+    async def refresh(self, consumer: str, stream_ids: list[str]) -> set[str]:
+        """Keep ``consumer``'s events from going idle; returns the ones it still owns."""
+        if not stream_ids:
+            return set()
+        mine = await self._refresh(
+            keys=[self._keys.events],
+            args=[self._keys.workers_group, consumer, *stream_ids],
+        )
+        return {_text(stream_id) for stream_id in mine}
+
+    async def reply(self, reply_to: str, reply: dict[str, Any]) -> None:
+        """Answer the waiting caller now (before slower work that must precede the ack)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            _add_reply(pipe, reply_to, reply)
+            await pipe.execute()
+
+    async def finish(
+        self,
+        delivery: Delivery,
+        record: LogRecord,
+        *,
+        reply_to: str | None = None,
+        reply: dict[str, Any] | None = None,
+        dead: dict[str, Any] | None = None,
+    ) -> None:
+        """Reply, log, park (dead events), acknowledge and delete in one round trip."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            if reply_to is not None and reply is not None:
+                _add_reply(pipe, reply_to, reply)
+            self.log.add(pipe, record)
+            if dead is not None:
+                pipe.rpush(
+                    self._keys.dead_events,
+                    json.dumps(
+                        {
+                            "stream_id": delivery.stream_id,
+                            "raw": delivery.raw.decode("utf-8", "replace"),
+                            "deliveries": delivery.deliveries,
+                            "parked_at": time.time(),
+                            **dead,
+                        },
+                        ensure_ascii=False,
+                    ),
+                )
+            pipe.xack(self._keys.events, self._keys.workers_group, delivery.stream_id)
+            pipe.xdel(self._keys.events, delivery.stream_id)
+            await pipe.execute()
+
+    async def dead_events(self) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]
+
+    async def redrive_dead(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """Publish parked events again, oldest first; each leaves the list once it is back.
+
+        An event whose cause is gone (a file fixed, a provider back) is then processed
+        as if new. A crash between the two steps publishes one twice, which an event id
+        makes harmless: a write is applied once per event id.
+        """
+        redriven: list[dict[str, Any]] = []
+        while limit is None or len(redriven) < limit:
+            item = await self._redis.lindex(self._keys.dead_events, 0)  # type: ignore[misc]
+            if item is None:
+                break
+            record = json.loads(item)
+            stream_id = await self.publish_raw(str(record["raw"]).encode("utf-8"))
+            await self._redis.lrem(self._keys.dead_events, 1, item)  # type: ignore[misc]
+            redriven.append(
+                {"stream_id": stream_id, "was": record["stream_id"], "error": record["error"]}
+            )
+        return redriven
+
+    async def pending_count(self) -> int:
+        info = await self._redis.xpending(self._keys.events, self._keys.workers_group)
+        return int(info["pending"]) if info else 0
+
+    async def leave(self, consumer: str) -> None:
+        """Deregister ``consumer`` - only when it holds nothing, which would become unclaimable."""
+        held = await self._redis.xpending_range(
+            self._keys.events, self._keys.workers_group, "-", "+", 1, consumername=consumer
+        )
+        if not held:
+            await self._redis.xgroup_delconsumer(
+                self._keys.events, self._keys.workers_group, consumer
+            )
+
+
+def _add_reply(pipe: Pipeline, reply_to: str, reply: dict[str, Any]) -> None:
+    pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
+    pipe.expire(reply_to, INBOX_TTL_SECONDS)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,298 @@
+"""The worker's event loop: read, handle, reply, log, acknowledge.
+
+A blocked ``XREADGROUP`` wakes as soon as an event arrives (no poll interval on
+the request path). Up to ``concurrency`` events run at once. An event is
+acknowledged only after its reply and log record are written, so a worker that
+dies mid-event leaves it pending, and after ``claim_idle`` another worker claims
+and completes it; receipts make a redelivered write apply once. A live worker
+refreshes the events it is still working on every heartbeat, so a slow event is
+never claimed away from it; if it stalled so long that another worker claimed
+one anyway, it drops its own run of that event (the new owner finishes it once). An event that
+cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
+dead-event list with its error and never blocks the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+import structlog
+from redis.exceptions import RedisError
+
+from memsvc.errors import is_retryable
+from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, decode
+from memsvc.redisconn import Outage, cancel_and_wait
+from memsvc.service.bus import Delivery
+from memsvc.service.eventlog import LogRecord
+from memsvc.service.handlers import EventHandlers
+from memsvc.service.runtime import Runtime
+from memsvc.store.locks import LocalQueues
+from memsvc.store.receipts import Receipt
+
+log = structlog.get_logger(__name__)
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Consumer:
+    def __init__(self, runtime: Runtime, *, name: str | None = None) -> None:
+        settings = runtime.settings
+        self._rt = runtime
+        self._bus = runtime.bus
+        self._handlers = EventHandlers(runtime)
+        self.name = name or consumer_name()
+        self._concurrency = settings.worker_concurrency
+        self._claim_idle_ms = int(settings.claim_idle_seconds * 1000)
+        self._heartbeat = settings.heartbeat_seconds
+        self._max_deliveries = settings.max_deliveries
+        self._event_timeout = settings.event_timeout_seconds
+        self._slots = asyncio.Semaphore(self._concurrency)
+        self._inflight: dict[str, asyncio.Task[None]] = {}  # stream id -> its run
+        self._threads = LocalQueues()
+        self._stopping = asyncio.Event()
+        self._not_reading = asyncio.Event()  # clear while run() may still start events
+        self._not_reading.set()
+        self._read: asyncio.Future[list[Delivery]] | None = None
+        self._beating: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        """Consume until :meth:`stop`; then hand back what could not finish."""
+        await self._bus.join(self.name)
+        self._beating = asyncio.create_task(self._heartbeats())
+        housekeeping = asyncio.create_task(self._housekeeping())
+        log.info("consumer_started", consumer=self.name)
+        self._not_reading.clear()
+        outage = Outage("consumer_read_failed", cap=5.0, consumer=self.name)
+        try:
+            while not self._stopping.is_set():
+                await self._slots.acquire()
+                self._slots.release()
+                free = self._concurrency - len(self._inflight)
+                self._read = asyncio.ensure_future(
+                    self._bus.read(self.name, max(1, free), block_ms=500)
+                )
+                try:
+                    deliveries = await self._read
+                except asyncio.CancelledError:
+                    if self._stopping.is_set():
+                        break  # stop() cut the blocked read short; anything it got stays pending
+                    raise
+                except (RedisError, OSError) as exc:
+                    if "NOGROUP" in str(exc):  # Redis is back without the stream (empty, flushed)
+                        with contextlib.suppress(RedisError, OSError):
+                            await self._bus.join(self.name)
+                            log.warning("consumer_rejoined", consumer=self.name)
+                            continue
+                    await outage.wait(exc)
+                    continue
+                outage.over()
+                if self._stopping.is_set():
+                    break  # read while stopping: left pending, another worker claims them
+                for delivery in deliveries:
+                    self._start(delivery)
+        finally:
+            await cancel_and_wait(housekeeping)
+            if not self._stopping.is_set():
+                await self._stop_heartbeats()  # else stop() keeps them while events finish
+            self._not_reading.set()
+
+    async def stop(self, grace_seconds: float = 10.0) -> None:
+        """Stop reading; let in-flight events finish for ``grace_seconds``, then hand them back.
+
+        An event cut off here was never acknowledged: it stays pending and another
+        worker claims it.
+        """
+        self._stopping.set()
+        if self._read is not None:
+            self._read.cancel()
+        deadline = time.monotonic() + grace_seconds
+        with contextlib.suppress(TimeoutError):  # the read loop ends within one blocked read
+            await asyncio.wait_for(self._not_reading.wait(), grace_seconds)
+        if self._inflight:
+            _, unfinished = await asyncio.wait(
+                set(self._inflight.values()), timeout=max(0.0, deadline - time.monotonic())
+            )
+            await asyncio.gather(*(cancel_and_wait(task) for task in unfinished))
+            if unfinished:
+                log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
+        await self._stop_heartbeats()
+        try:
+            await self._bus.leave(self.name)
+        except RedisError as exc:
+            log.warning("consumer_leave_failed", consumer=self.name, error=str(exc))
+
+    def _start(self, delivery: Delivery) -> None:
+        if delivery.stream_id in self._inflight:
+            return  # claimed back while our own run of it is still going
+        task = asyncio.create_task(self._guarded(delivery))
+        self._inflight[delivery.stream_id] = task
+
+        def done(_: asyncio.Task[None], stream_id: str = delivery.stream_id) -> None:
+            if self._inflight.get(stream_id) is task:
+                del self._inflight[stream_id]
+
+        task.add_done_callback(done)
+
+    async def _guarded(self, delivery: Delivery) -> None:
+        async with self._slots:
+            try:
+                await self._process(delivery)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis gone mid-finish: the event stays pending
+                log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                await self._keep_held()
+            except Exception as exc:
+                log.warning("heartbeat_failed", error=repr(exc))
+
+    async def _stop_heartbeats(self) -> None:
+        if self._beating is not None:
+            await cancel_and_wait(self._beating)
+            self._beating = None
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                for delivery in await self._bus.claim_stale(self.name, self._claim_idle_ms, 50):
+                    log.warning(
+                        "event_claimed",
+                        stream_id=delivery.stream_id,
+                        deliveries=delivery.deliveries,
+                        consumer=self.name,
+                    )
+                    self._start(delivery)
+                await self._bus.log.trim_by_age()
+            except Exception as exc:
+                log.warning("housekeeping_failed", error=repr(exc))
+
+    async def _keep_held(self) -> None:
+        """Refresh the events in flight; drop the runs of any another worker took over."""
+        running = dict(self._inflight)
+        still_mine = await self._bus.refresh(self.name, list(running))
+        for stream_id, task in running.items():
+            if stream_id not in still_mine and not task.done():
+                # Acknowledged a moment ago, or claimed by another worker while this one
+                # stalled: in both cases this run has nothing left to do.
+                log.warning("event_taken_over", stream_id=stream_id, consumer=self.name)
+                task.cancel()
+
+    async def _process(self, delivery: Delivery) -> None:
+        started = time.perf_counter()
+        try:
+            event = decode(delivery.raw)
+        except InvalidEvent as invalid:
+            await self._invalid(delivery, invalid)
+            return
+        except Exception as exc:  # whatever else decoding trips on: parked, never redelivered
+            await self._invalid(delivery, InvalidEvent(f"cannot decode: {exc!r}", delivery.raw))
+            return
+        # every line this event's run logs names it (each delivery runs in its own task)
+        structlog.contextvars.bind_contextvars(
+            event_id=event.id,
+            event_type=event.type,
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+        )
+        base = {"worker": self.name, "deliveries": delivery.deliveries}
+        try:
+            # one thread's events run in the order they arrived: turn N+1 never overtakes N
+            async with self._threads.turn(f"{event.user_id}/{event.agent_id}/{event.thread_id}"):
+                handled = await asyncio.wait_for(self._handlers.handle(event), self._event_timeout)
+        except Exception as exc:
+            await self._failed(delivery, event, exc, base)
+            return
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
+        reply_to = self._inbox(event.reply_to)
+        wants_reply = reply_to is not None and handled.reply is not None
+        reply = {"id": event.id, "ok": True, **(handled.reply or {})} if wants_reply else None
+        if handled.after_reply:
+            if reply_to is not None and reply is not None:
+                await self._bus.reply(reply_to, reply)  # the caller does not wait for these
+                reply = None
+            for action in handled.after_reply:  # before the ack: a crash here is redelivered
+                await action()
+        await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply)
+
+    async def _failed(
+        self, delivery: Delivery, event: Event, exc: Exception, base: dict[str, Any]
+    ) -> None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        # a failure a retry cannot fix is answered at once instead of redelivered
+        final = not is_retryable(exc) or delivery.deliveries >= self._max_deliveries
+        log.error("event_failed", event_id=event.id, type=event.type, error=error, final=final)
+        if not final:
+            await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
+            return  # left pending: claimed and retried after claim_idle
+        reply_to = self._inbox(event.reply_to)
+        reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
+        if isinstance(event, MemoryWriteEvent):  # its caller may look the outcome up later
+            parked = Receipt({"success": False, "error": error, "parked": True}, "memory", [])
+            await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
+        await self._bus.finish(
+            delivery,
+            self._record(event, "dead", {**base, "error": error}),
+            reply_to=reply_to,
+            reply=reply,
+            dead={"error": error, "event_id": event.id},
+        )
+
+    async def _invalid(self, delivery: Delivery, invalid: InvalidEvent) -> None:
+        log.warning("event_invalid", stream_id=delivery.stream_id, reason=invalid.reason)
+        reply_to = self._inbox(invalid.field("reply_to"))
+        event_id = invalid.field("id") or delivery.stream_id
+        record = LogRecord(
+            outcome="invalid",
+            type=invalid.field("type") or "?",
+            event_id=event_id,
+            user_id=invalid.field("user_id") or "",
+            agent_id=invalid.field("agent_id") or "",
+            thread_id=invalid.field("thread_id") or "",
+            detail={
+                "error": invalid.reason,
+                "raw": delivery.raw[:4096].decode("utf-8", "replace"),
+                "worker": self.name,
+            },
+        )
+        reply = {"id": event_id, "ok": False, "error": f"invalid event: {invalid.reason}"}
+        await self._bus.finish(
+            delivery,
+            record,
+            reply_to=reply_to,
+            reply=reply if reply_to else None,
+            dead={"error": invalid.reason, "event_id": event_id},
+        )
+
+    def _inbox(self, reply_to: str | None) -> str | None:
+        """Replies go to client inboxes only, never to a key an event happens to name."""
+        if reply_to is not None and reply_to.startswith(self._rt.keys.inbox("")):
+            return reply_to
+        return None
+
+    @staticmethod
+    def _record(event: Event, outcome: str, detail: dict[str, Any]) -> LogRecord:
+        return LogRecord(
+            outcome=outcome,
+            type=event.type,
+            event_id=event.id,
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+            event=event.model_dump(mode="json"),
+            detail=detail,
+        )

@@ -1,0 +1,252 @@
+"""Safe reads and durable whole-file replacement inside the data dir.
+
+Every open walks the path from the data dir one component at a time, each opened
+relative to its parent's descriptor with ``O_NOFOLLOW``, so a folder or file
+swapped for a symlink after the path was built is refused at the moment of use,
+not trusted from an earlier check. Only regular files with a single link are read
+(a hard link to a file elsewhere is refused too), opens never block (a FIFO is
+refused, not waited on) and the size is checked before reading.
+
+A reader sees the old bytes or the new bytes, never a mix, and after a write
+returns the new bytes survive a power cut: temp file in the same folder, fsync
+it, rename over the target, fsync the folder. Files are created mode 0600 and
+folders 0700 whatever the umask (they hold what an agent knows about a person).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import NoReturn
+
+from memsvc.errors import PathEscapeError, UnsafeFileError
+from memsvc.paths import Anchored
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+MAX_FILE_BYTES = 1024 * 1024  # far above any memory file; a bigger one is refused, not read
+ABSENT = "-"  # the fingerprint of a file that does not exist
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def fingerprint(ino: int, mtime_ns: int, size: int, data: bytes) -> str:
+    """Identifies one file as written: a late rename of it brings back exactly this."""
+    return f"{ino}:{mtime_ns}:{size}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file's bytes (``None`` when it does not exist) and the fingerprint of that file."""
+
+    data: bytes | None
+    fingerprint: str
+
+
+def ensure_root(root: str) -> None:
+    """Create the data dir (0700) if it is missing; its parents are the operator's."""
+    try:
+        os.mkdir(root, DIR_MODE)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(root), exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(root, DIR_MODE)
+    os.chmod(root, DIR_MODE)
+
+
+@contextlib.contextmanager
+def _folder(path: Anchored, *, create: bool) -> Iterator[int | None]:
+    """A descriptor of the folder holding ``path``; ``None`` if it is missing (no create)."""
+    if create:
+        ensure_root(path.root)
+    try:
+        fd = os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield None
+        return
+    try:
+        for depth, part in enumerate(path.parts[:-1], start=1):
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    yield None
+                    return
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, DIR_MODE, dir_fd=fd)
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.fchmod(child, DIR_MODE)  # mkdir's mode is cut by the umask
+            except OSError as exc:
+                _refuse(exc, Anchored(path.root, path.parts[:depth]), "folder", fd)
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _refuse(exc: OSError, path: Anchored, kind: str, folder: int) -> NoReturn:
+    """Turn a refused open of ``path`` (in ``folder``) into a clear error."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.stat(path.parts[-1], dir_fd=folder, follow_symlinks=False).st_mode):
+            exc = OSError(errno.ELOOP, "a symlink")
+    if exc.errno == errno.ELOOP:
+        raise PathEscapeError(
+            f"'{path.relative}' in the data dir is a symlink; refusing to use it"
+        ) from None
+    if exc.errno in (errno.ENOTDIR, errno.EISDIR, errno.ENXIO):
+        raise UnsafeFileError(f"'{path.relative}' in the data dir is not a {kind}") from None
+    raise exc
+
+
+def _check_regular(fd: int, path: Anchored) -> os.stat_result:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeFileError(f"'{path.relative}' in the data dir is not a regular file")
+    if info.st_nlink != 1:
+        raise UnsafeFileError(
+            f"'{path.relative}' in the data dir has {info.st_nlink} hard links; "
+            "refusing a file that is also reachable from elsewhere"
+        )
+    if info.st_size > MAX_FILE_BYTES:
+        raise UnsafeFileError(
+            f"'{path.relative}' in the data dir is {info.st_size:,} bytes, "
+            f"over the {MAX_FILE_BYTES:,}-byte cap"
+        )
+    return info
+
+
+async def read_bytes(path: Anchored) -> bytes | None:
+    """The file's bytes, or ``None`` when it does not exist."""
+    return (await read_file(path)).data
+
+
+async def read_file(path: Anchored) -> FileState:
+    """Bytes and fingerprint from one open descriptor, in one thread hand-off."""
+    return await asyncio.to_thread(_read_file, path)
+
+
+def _read_file(path: Anchored) -> FileState:
+    with _folder(path, create=False) as folder:
+        if folder is None:
+            return FileState(None, ABSENT)
+        try:
+            fd = os.open(
+                path.parts[-1],
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                dir_fd=folder,
+            )
+        except FileNotFoundError:
+            return FileState(None, ABSENT)
+        except OSError as exc:
+            _refuse(exc, path, "regular file", folder)
+    try:
+        info = _check_regular(fd, path)
+        data = os.read(fd, info.st_size + 1)
+        while len(data) <= MAX_FILE_BYTES and (more := os.read(fd, 1 << 16)):
+            data += more  # grew since the fstat: still bounded
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise UnsafeFileError(f"'{path.relative}' in the data dir grew over the byte cap")
+    return FileState(data, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data))
+
+
+def open_lock_file(path: Anchored) -> int:
+    """A descriptor of ``path`` to ``flock``, created 0600 if missing, never through a link."""
+    with _folder(path, create=True) as folder:
+        assert folder is not None
+        try:
+            fd = os.open(
+                path.parts[-1],
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                FILE_MODE,
+                dir_fd=folder,
+            )
+        except OSError as exc:
+            _refuse(exc, path, "regular file", folder)
+    try:
+        _check_regular(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+async def write_atomic(
+    path: Anchored,
+    data: bytes,
+    *,
+    before_commit: Callable[[str], Awaitable[None]] | None = None,
+) -> str:
+    """Replace ``path`` with ``data``; returns the new file's fingerprint.
+
+    ``before_commit`` gets that fingerprint before the rename and may veto it by
+    raising (the fenced commit of :mod:`memsvc.store.journal`).
+    """
+    folder, tmp, written = await asyncio.to_thread(_write_temp, path, data)
+    try:
+        if before_commit is not None:
+            await before_commit(written)
+        await asyncio.to_thread(_commit, folder, tmp, path)
+    except BaseException:
+        _discard(folder, tmp)
+        raise
+    finally:
+        os.close(folder)
+    return written
+
+
+def _write_temp(path: Anchored, data: bytes) -> tuple[int, str, str]:
+    """Write the temp file; returns the open folder (the caller closes it), its name and
+    its fingerprint."""
+    with _folder(path, create=True) as opened:
+        assert opened is not None
+        folder = os.dup(opened)
+    tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            FILE_MODE,
+            dir_fd=folder,
+        )
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+            os.fchmod(fd, FILE_MODE)
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        _discard(folder, tmp)
+        os.close(folder)
+        raise
+    return folder, tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _commit(folder: int, tmp: str, path: Anchored) -> None:
+    try:
+        os.replace(tmp, path.parts[-1], src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError as exc:
+        _refuse(exc, path, "regular file", folder)
+    os.fsync(folder)
+
+
+def _discard(folder: int, tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp, dir_fd=folder)

@@ -1,0 +1,112 @@
+"""Applying add / replace / remove to a list of entries, with Hermes 0.19.0 semantics.
+
+Pure functions: no I/O, no locks, so the rules can be tested exhaustively.
+``replace`` and ``remove`` find their entry by a unique substring; several
+matches that are all the same text count as one. The limit is checked on the
+state after the operations (after the whole batch for ``operations[]``), except
+that removals alone are always allowed (they can only shrink a store that was
+over its limit from a hand edit), and a batch is all-or-nothing. A replace that
+makes two entries equal merges them, so a store never holds duplicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from memsvc.store.memfile import HANDLE_PATTERN, char_count, entry_handle
+
+Action = Literal["add", "replace", "remove"]
+RejectKind = Literal[
+    "missing_content", "missing_old_text", "no_match", "ambiguous", "over_limit", "blocked"
+]
+
+
+@dataclass(frozen=True)
+class Op:
+    action: Action
+    content: str = ""  # stripped
+    old_text: str = ""  # stripped
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry that changed: what a mirror needs to follow the write."""
+
+    action: Action
+    content: str  # the new entry (add, replace) or the removed one (remove)
+    previous: str | None = None  # the entry a replace overwrote
+
+
+@dataclass(frozen=True)
+class Applied:
+    entries: list[str]
+    changes: list[Change] = field(default_factory=list)
+
+
+class EditRejected(Exception):
+    """The operations cannot be applied; nothing changes."""
+
+    def __init__(
+        self,
+        kind: RejectKind,
+        *,
+        op_index: int,
+        op: Op,
+        matches: list[str] | None = None,
+        total: int = 0,
+    ) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.op_index = op_index  # 0-based position in the batch
+        self.op = op
+        self.matches = matches or []  # the entries (ambiguous) or the findings (blocked)
+        self.total = total  # chars after the operations, for over_limit
+
+
+def _find(entries: list[str], index: int, op: Op) -> int:
+    hits = [i for i, entry in enumerate(entries) if op.old_text in entry]
+    if not hits and (handle := HANDLE_PATTERN.search(op.old_text)):
+        named = f"blocked:{handle.group(1).lower()}"
+        hits = [i for i, entry in enumerate(entries) if entry_handle(entry) == named]
+    if not hits:
+        raise EditRejected("no_match", op_index=index, op=op)
+    if len({entries[i] for i in hits}) > 1:
+        raise EditRejected("ambiguous", op_index=index, op=op, matches=[entries[i] for i in hits])
+    return hits[0]
+
+
+def _apply_one(working: list[str], index: int, op: Op) -> Change | None:
+    if op.action == "add":
+        if not op.content:
+            raise EditRejected("missing_content", op_index=index, op=op)
+        if op.content in working:
+            return None  # an exact duplicate is a successful no-op
+        working.append(op.content)
+        return Change("add", op.content)
+    if not op.old_text:
+        raise EditRejected("missing_old_text", op_index=index, op=op)
+    if op.action == "replace" and not op.content:
+        raise EditRejected("missing_content", op_index=index, op=op)
+    position = _find(working, index, op)
+    previous = working[position]
+    if op.action == "remove":
+        working.pop(position)
+        return Change("remove", previous)
+    if op.content == previous:
+        return None
+    if op.content in working:
+        working.pop(position)
+    else:
+        working[position] = op.content
+    return Change("replace", op.content, previous=previous)
+
+
+def apply(entries: list[str], ops: list[Op], limit: int) -> Applied:
+    """Apply ``ops`` in order; raise :class:`EditRejected` and change nothing on failure."""
+    working = list(entries)
+    changes = [c for i, op in enumerate(ops) if (c := _apply_one(working, i, op)) is not None]
+    total = char_count(working)
+    if total > limit and any(op.action != "remove" for op in ops):
+        raise EditRejected("over_limit", op_index=len(ops) - 1, op=ops[-1], total=total)
+    return Applied(entries=working, changes=changes)

@@ -1,0 +1,175 @@
+"""The file journal: fenced commits for memory files, and repair of stale renames.
+
+A Redis lock is a lease: a writer that stalls (GC, SIGSTOP, a slow disk) can
+lose it and still go on to rename its file over the file of the writer that took
+over. A file system has no compare-and-swap, so the commit point of a write is
+moved into Redis instead. For each file the journal keeps the head version: its
+number, its bytes, the fingerprint of the file that holds them (inode, mtime,
+size, digest - known before the rename) and the fingerprint of the file it was
+computed from. A commit is one script that checks the writer still holds its lease
+and that nobody committed since it read, then records the new head and the
+write's receipt. Only then is the file renamed into place.
+
+The file can therefore lag behind the head, in two ways, both recognisable from
+its fingerprint: the head's writer has not renamed yet (or died before it did):
+the file is the head's base; or a writer that stalled after its commit renamed
+its older version late: the file is one whose rename was never confirmed.
+Readers then serve the head's bytes, and the next writer (or the stalled writer
+itself, once it sees a newer head) puts them back on disk. Any other file is an
+edit made behind memsvc's back (by hand, by Hermes) and is taken as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from memsvc.errors import LockLostError, LockUnavailableError
+from memsvc.keys import Keys
+from memsvc.paths import Target
+from memsvc.store.locks import Fence
+from memsvc.store.receipts import RECEIPT_TTL_SECONDS
+
+JOURNAL_TTL_SECONDS = 7 * 24 * 3600
+
+# KEYS: head, unconfirmed renames, lock ('' when not fenced by a lease), receipt
+# ARGV: lock token, expected version, new fingerprint, base fingerprint, bytes,
+#       receipt value ('' for none), receipt ttl, journal ttl (ms), lease (ms), now
+_COMMIT = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
+  return -1
+end
+local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if version ~= tonumber(ARGV[2]) then
+  return -2
+end
+redis.call('HSET', KEYS[1], 'v', version + 1, 'fp', ARGV[3], 'base', ARGV[4], 'data', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[8])
+redis.call('ZADD', KEYS[2], ARGV[10], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[10] - ARGV[8] / 1000)
+redis.call('PEXPIRE', KEYS[2], ARGV[8])
+if ARGV[6] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[7])
+end
+if ARGV[1] ~= '' then
+  redis.call('PEXPIRE', KEYS[3], ARGV[9])
+end
+return version + 1
+"""
+
+# KEYS: head, unconfirmed renames; ARGV: the fingerprint just renamed into place.
+# Only the head's rename is confirmed: a late rename of an older version must stay
+# recognisable as such until the file is repaired.
+_CONFIRM = """
+if redis.call('HGET', KEYS[1], 'fp') == ARGV[1] then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+"""
+
+
+@dataclass(frozen=True)
+class Head:
+    version: int
+    fingerprint: str
+    base: str  # the file the head was computed from
+    data: bytes
+    unconfirmed: frozenset[str]  # written and committed, rename not yet confirmed
+
+    def lagging(self, on_disk: str) -> bool:
+        """Whether the file with fingerprint ``on_disk`` is behind this head."""
+        if on_disk == self.fingerprint:
+            return False
+        return on_disk == self.base or on_disk in self.unconfirmed
+
+
+class FileJournal:
+    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = JOURNAL_TTL_SECONDS) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._ttl_ms = ttl_seconds * 1000
+        self._commit = redis.register_script(_COMMIT)
+        self._confirm = redis.register_script(_CONFIRM)
+
+    def _keys_of(self, target: Target, user_id: str, agent_id: str) -> tuple[str, str]:
+        head = self._keys.journal(target, user_id, agent_id)
+        return head, f"{head}:unconfirmed"
+
+    async def head(self, target: Target, user_id: str, agent_id: str) -> Head | None:
+        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.hgetall(head_key)
+                pipe.zrange(unconfirmed_key, 0, -1)
+                fields, unconfirmed = await pipe.execute()
+        except RedisError as exc:
+            raise LockUnavailableError(f"cannot read the file journal: {exc}") from exc
+        if not fields:
+            return None
+        return Head(
+            version=int(fields[b"v"]),
+            fingerprint=fields[b"fp"].decode(),
+            base=fields[b"base"].decode(),
+            data=fields[b"data"],
+            unconfirmed=frozenset(fp.decode() for fp in unconfirmed),
+        )
+
+    async def commit(
+        self,
+        target: Target,
+        user_id: str,
+        agent_id: str,
+        *,
+        fence: Fence | None,
+        expected: int,
+        written: str,
+        base: str,
+        data: bytes,
+        receipt: tuple[str, str] | None = None,
+    ) -> int:
+        """Make ``data`` the head (version ``expected + 1``) unless the writer was overtaken.
+
+        Raises :class:`LockLostError` when the lease is gone or another writer
+        committed since this one read; nothing is recorded then.
+        """
+        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
+        receipt_key, receipt_value = receipt or ("", "")
+        try:
+            version = await self._commit(
+                keys=[
+                    head_key,
+                    unconfirmed_key,
+                    fence.lock_key if fence else head_key,
+                    receipt_key or head_key,
+                ],
+                args=[
+                    fence.token if fence else "",
+                    expected,
+                    written,
+                    base,
+                    data,
+                    receipt_value,
+                    RECEIPT_TTL_SECONDS,
+                    self._ttl_ms,
+                    fence.lease_ms if fence else 0,
+                    time.time(),
+                ],
+            )
+        except RedisError as exc:
+            raise LockUnavailableError(f"cannot commit to the file journal: {exc}") from exc
+        if version == -1:
+            raise LockLostError("the lease expired before the write was committed")
+        if version == -2:
+            raise LockLostError("another writer committed this file first")
+        return int(version)
+
+    async def confirm(self, target: Target, user_id: str, agent_id: str, renamed: str) -> int:
+        """The rename of ``renamed`` happened; returns the head version now."""
+        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
+        try:
+            return int(await self._confirm(keys=[head_key, unconfirmed_key], args=[renamed]))
+        except RedisError as exc:
+            raise LockUnavailableError(f"cannot confirm to the file journal: {exc}") from exc

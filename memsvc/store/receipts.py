@@ -1,0 +1,112 @@
+"""Receipts: a write event's effects happen once, however often it is delivered.
+
+Delivery is at-least-once (a worker can die after the write, before the ack),
+so every ``memory_write`` carries its event id into the store. Under the file
+lock the writer first looks for a receipt of that id. A write that changes the
+file records its receipt in the same step as its commit to the file journal
+(:mod:`memsvc.store.journal`), so a redelivered event finds a receipt exactly when the
+write counts as done; outcomes that change nothing (a rejection, a duplicate)
+are recorded after the fact, and so is the error of a write whose event was
+parked after its last delivery (marked ``parked``: a re-drive still applies it),
+so that a caller can look up how any write ended.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from memsvc.keys import Keys
+from memsvc.paths import Target
+from memsvc.store.edits import Applied, Change
+
+RECEIPT_TTL_SECONDS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Receipt:
+    result: dict[str, Any]
+    target: Target
+    changes: list[Change]
+
+    @property
+    def parked(self) -> bool:
+        """A write given up on (its event was parked): it does not count as applied."""
+        return bool(self.result.get("parked"))
+
+    def encode(self) -> str:
+        return json.dumps(
+            {
+                "result": self.result,
+                "target": self.target,
+                "changes": [
+                    {"action": c.action, "content": c.content, "previous": c.previous}
+                    for c in self.changes
+                ],
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def decode(cls, raw: bytes | str) -> Receipt:
+        data = json.loads(raw)
+        return cls(
+            result=data["result"],
+            target=data["target"],
+            changes=[Change(c["action"], c["content"], c.get("previous")) for c in data["changes"]],
+        )
+
+
+class Receipts:
+    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = RECEIPT_TTL_SECONDS) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._ttl = ttl_seconds
+
+    def for_event(self, user_id: str, event_id: str) -> EventReceipt:
+        return EventReceipt(self._redis, self._keys.receipt(user_id, event_id), self._ttl)
+
+
+class EventReceipt:
+    """The receipt of one event, as the write path uses it."""
+
+    def __init__(self, redis: Redis, key: str, ttl_seconds: int) -> None:
+        self._redis = redis
+        self.key = key
+        self._ttl = ttl_seconds
+
+    async def load(self) -> Receipt | None:
+        raw = await self._redis.get(self.key)
+        return None if raw is None else Receipt.decode(raw)
+
+    async def record(self, receipt: Receipt) -> None:
+        await self._redis.set(self.key, receipt.encode(), ex=self._ttl)
+
+
+class ReceiptGuard:
+    """An event's receipt as the store's exactly-once hooks (``WriteGuard``) see it."""
+
+    def __init__(
+        self, receipt: EventReceipt, target: Target, result_of: Callable[[Applied], dict[str, Any]]
+    ) -> None:
+        self._receipt = receipt
+        self._target = target
+        self._result_of = result_of
+        self.prior: Receipt | None = None
+
+    async def already_applied(self) -> bool:
+        self.prior = await self._receipt.load()  # under the lock: sees any concurrent delivery
+        return self.prior is not None and not self.prior.parked
+
+    def _of(self, applied: Applied) -> Receipt:
+        return Receipt(self._result_of(applied), self._target, applied.changes)
+
+    def receipt(self, applied: Applied) -> tuple[str, str]:
+        return self._receipt.key, self._of(applied).encode()
+
+    async def record(self, applied: Applied) -> None:
+        await self._receipt.record(self._of(applied))
