@@ -81,6 +81,10 @@ class Keys:
     def job_queue(self) -> str:
         return f"{self.prefix}:arq"
 
+    def job(self, name: str, *parts: str) -> str:
+        """A background job's id: a job queued twice under one id runs once."""
+        return ":".join((self.prefix, "job", name, *parts))
+
     def inbox(self, client_id: str) -> str:
         return f"{self.prefix}:inbox:{client_id}"
 

@@ -50,6 +50,7 @@ from memsvc.hindsight.recall import fair_merge, render, speaker_labels
 from memsvc.hindsight.tools import TOOL_SCHEMAS
 from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
 from memsvc.ids import DEFAULT_THREAD
+from memsvc.jobs.payloads import FlushJob, RetainJob
 from memsvc.jobs.queue import JobQueue, current_job
 from memsvc.keys import Keys
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
@@ -61,8 +62,6 @@ from memsvc.store.locks import KeyedLocks
 
 log = structlog.get_logger(__name__)
 
-FLUSH_JOB = "flush_turns"
-RETAIN_JOB = "retain_fact"
 WARM_TTL_SECONDS = 120
 
 
@@ -308,10 +307,9 @@ class HindsightProvider(MemoryProvider):
             await self.flush(thread_id)
             return
         suffix = uuid.uuid4().hex if again else str(int(time.time()))
+        job = FlushJob(user_id=self.user_id, agent_id=self.agent_id, thread_id=thread_id)
         await self._jobs.enqueue(
-            FLUSH_JOB,
-            {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": thread_id},
-            job_id=f"{self._keys.prefix}:flush:{self.user_id}:{self.agent_id}:{thread_id}:{suffix}",
+            job, job_id=self._keys.job(job.name, self.user_id, self.agent_id, thread_id, suffix)
         )
 
     async def shutdown(self) -> None:
@@ -419,18 +417,15 @@ class HindsightProvider(MemoryProvider):
             if self._jobs is None:
                 await self.retain_fact(bank, fact, doc)
             else:
-                await self._jobs.enqueue(
-                    RETAIN_JOB,
-                    {
-                        "user_id": self.user_id,
-                        "agent_id": self.agent_id,
-                        "thread_id": thread_id,
-                        "bank": bank,
-                        "content": fact,
-                        "document_id": doc,
-                    },
-                    job_id=f"{self._keys.prefix}:retain:{bank}:{doc}",
+                job = RetainJob(
+                    user_id=self.user_id,
+                    agent_id=self.agent_id,
+                    thread_id=thread_id,
+                    bank=bank,
+                    content=fact,
+                    document_id=doc,
                 )
+                await self._jobs.enqueue(job, job_id=self._keys.job(job.name, bank, doc))
             return {"success": True, "message": "Saved to long-term memory."}
         return {"success": False, "error": f"Unknown tool '{name}'."}
 

@@ -32,7 +32,8 @@ from arq.connections import ArqRedis
 from arq.worker import Retry
 from redis.asyncio import Redis
 
-from memsvc.errors import is_retryable
+from memsvc.errors import InvalidInputError, is_retryable
+from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
@@ -92,8 +93,8 @@ class RetryPolicy:
 
 
 class JobQueue(Protocol):
-    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
-        """Queue ``function(payload)`` once per ``job_id`` (a second enqueue is a no-op)."""
+    async def enqueue(self, job: Job, *, job_id: str) -> None:
+        """Queue ``job`` once per ``job_id`` (a second enqueue is a no-op)."""
 
 
 def serialise_job(data: dict[str, Any]) -> bytes:
@@ -111,10 +112,10 @@ class ArqJobs:
         self._queue = queue_name
         self._expires = expires_seconds  # beyond the policy's max age: arq must not drop it first
 
-    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
-        stamped = {"enqueued_at": time.time(), **payload}
+    async def enqueue(self, job: Job, *, job_id: str) -> None:
+        stamped = {**job.payload(), "enqueued_at": time.time()}
         await self._pool.enqueue_job(
-            function, stamped, _job_id=job_id, _queue_name=self._queue, _expires=self._expires
+            job.name, stamped, _job_id=job_id, _queue_name=self._queue, _expires=self._expires
         )
 
 
@@ -143,7 +144,8 @@ class DeadLetters:
         """Queue parked jobs again (oldest first) with a fresh age and tries; returns them.
 
         A record leaves the list only after its job is queued, so a failure here
-        loses nothing (at worst a job runs twice, and jobs are idempotent).
+        loses nothing (at worst a job runs twice, and jobs are idempotent). A record
+        that no longer fits its job's payload model stays in the list, logged.
         """
         redriven: list[dict[str, Any]] = []
         for raw in await self._redis.lrange(self._key, 0, -1):  # type: ignore[misc]
@@ -153,9 +155,15 @@ class DeadLetters:
             if function is not None and record["function"] != function:
                 continue
             payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
-            await queue.enqueue(
-                record["function"], payload, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}"
-            )
+            model = JOBS.get(record["function"])
+            try:
+                if model is None:
+                    raise InvalidInputError(f"unknown job {record['function']!r}")
+                job = model.parse(payload)
+            except InvalidInputError as exc:
+                log.warning("job_not_redriven", function=record["function"], error=str(exc))
+                continue
+            await queue.enqueue(job, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}")
             await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
             redriven.append(record)
         log.info("jobs_redriven", count=len(redriven), function=function)
@@ -177,15 +185,14 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
         event_log: EventLog | None = ctx.get("event_log")
         if event_log is None:
             return
-        meta = payload.get("metadata", payload)
         await event_log.append(
             LogRecord(
                 outcome=outcome,
                 type=f"job:{name}",
-                event_id=str(meta.get("event_id", "")),
-                user_id=str(meta.get("user_id", "")),
-                agent_id=str(meta.get("agent_id", "")),
-                thread_id=str(meta.get("thread_id", "")),
+                event_id=str(payload.get("event_id", "")),
+                user_id=str(payload.get("user_id", "")),
+                agent_id=str(payload.get("agent_id", "")),
+                thread_id=str(payload.get("thread_id", "")),
                 detail={"job_id": ctx.get("job_id"), "job_try": ctx.get("job_try", 1), **detail},
             )
         )
@@ -198,17 +205,12 @@ def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
             job_try >= policy.max_tries or age + (policy.try_seconds or 0) >= policy.max_age_seconds
         )
         current_job.set(JobTry(job_id=str(ctx.get("job_id") or ""), last=last))
-        meta = payload.get("metadata", payload)
         # every line this try logs names the job and whose it is (each job runs in its own task)
         structlog.contextvars.bind_contextvars(
             job=name,
             job_id=str(ctx.get("job_id") or ""),
             job_try=job_try,
-            **{
-                k: str(meta[k])
-                for k in ("event_id", "user_id", "agent_id", "thread_id")
-                if k in meta
-            },
+            **{k: str(payload[k]) for k in _LOGGED_IDS if payload.get(k)},
         )
         try:
             async with asyncio.timeout(policy.try_seconds):
@@ -247,14 +249,14 @@ class InlineJobs:
         self._seen: OrderedDict[str, None] = OrderedDict()  # recent job ids, like arq's results
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def enqueue(self, function: str, payload: dict[str, Any], *, job_id: str) -> None:
+    async def enqueue(self, job: Job, *, job_id: str) -> None:
         if job_id in self._seen:
             return
         self._seen[job_id] = None
         if len(self._seen) > _INLINE_SEEN:
             self._seen.popitem(last=False)
         task = asyncio.create_task(
-            self._run(function, {"enqueued_at": time.time(), **payload}, job_id)
+            self._run(job.name, {**job.payload(), "enqueued_at": time.time()}, job_id)
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

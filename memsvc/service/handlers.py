@@ -28,12 +28,11 @@ from memsvc.events import (
     ToolCallEvent,
     ToolSchemasEvent,
 )
+from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.service.manager import MemoryManager
 from memsvc.service.runtime import Runtime
 
 log = structlog.get_logger(__name__)
-
-SYNC_TURN_JOB = "sync_turn"
 
 
 class WriteDeferred(Exception):
@@ -191,20 +190,18 @@ class EventHandlers:
                 at=event.ts,
             )
             return Handled(detail={"turn_index": index})
-        payload = {
-            "user_id": event.user_id,
-            "agent_id": event.agent_id,
-            "thread_id": event.thread_id,
-            "turn_index": index,
-            "event_id": event.id,
-            "at": event.ts,
-            "user_content": event.payload.user_content,
-            "assistant_content": event.payload.assistant_content,
-        }
-        await self._rt.jobs.enqueue(
-            SYNC_TURN_JOB, payload, job_id=f"{self._rt.keys.prefix}:sync:{event.id}"
+        job = SyncTurnJob(
+            user_id=event.user_id,
+            agent_id=event.agent_id,
+            thread_id=event.thread_id,
+            turn_index=index,
+            event_id=event.id,
+            at=event.ts,
+            user_content=event.payload.user_content,
+            assistant_content=event.payload.assistant_content,
         )
-        return Handled(detail={"turn_index": index, "queued": SYNC_TURN_JOB})
+        await self._rt.jobs.enqueue(job, job_id=self._rt.keys.job(job.name, event.id))
+        return Handled(detail={"turn_index": index, "queued": job.name})
 
     async def _session_switch(self, event: SessionSwitchEvent, manager: MemoryManager) -> Handled:
         await self._rt.sessions.enter_thread(event.user_id, event.agent_id, event.thread_id)

@@ -24,7 +24,8 @@ from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
 from memsvc.hindsight.client import HindsightClient, HindsightError, Timeouts
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.hindsight.turnbuffer import FlushLimits
-from memsvc.ids import validate_id
+from memsvc.ids import DEFAULT_THREAD, validate_id
+from memsvc.jobs.payloads import MirrorJob
 from memsvc.jobs.queue import DeadLetters, JobQueue
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
@@ -41,8 +42,6 @@ from memsvc.store.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, 
 from memsvc.store.receipts import Receipts
 
 log = structlog.get_logger(__name__)
-
-MIRROR_JOB = "mirror_write"
 
 
 @dataclass(frozen=True)
@@ -226,18 +225,17 @@ class Runtime:
     async def _enqueue_mirror(self, request: MirrorRequest) -> None:
         assert self.jobs is not None
         meta = request.metadata
-        event_id = meta.get("event_id") or uuid.uuid4().hex
-        await self.jobs.enqueue(
-            MIRROR_JOB,
-            {
-                "action": request.action,
-                "target": request.target,
-                "content": request.content,
-                "metadata": meta,
-            },
-            # one reconcile per event and file, however many of its entries changed
-            job_id=f"{self.keys.prefix}:mirror:{event_id}:{request.target}",
+        job = MirrorJob(
+            user_id=meta["user_id"],
+            agent_id=meta["agent_id"],
+            thread_id=meta.get("thread_id") or DEFAULT_THREAD,
+            event_id=meta.get("event_id") or uuid.uuid4().hex,
+            action=request.action,
+            target=request.target,
+            content=request.content,
         )
+        # one reconcile per event and file, however many of its entries changed
+        await self.jobs.enqueue(job, job_id=self.keys.job(job.name, job.event_id, job.target))
 
     async def aclose(self) -> None:
         if self._closing:

@@ -345,7 +345,7 @@ MEMORY_SCRATCH = "scratch note, delete me"
 async def test_hermes_reads_edits_and_rewrites_what_memsvc_wrote(
     hermes_python: Path, memsvc: Memsvc, hermes_home: Path
 ) -> None:
-    store = memsvc.store.filestore
+    store = memsvc.store
     await store.write("user", [Op("add", USER_NAME), Op("add", USER_HOURS)])
     await store.write("user", [Op("add", USER_SECTION)])
     await store.write("user", [Op("add", USER_EMOJI), Op("add", USER_TEMP)])
@@ -468,7 +468,7 @@ async def test_memsvc_reads_and_extends_what_hermes_wrote(
     assert len(hermes_entries["user"]) == 3
     assert len(hermes_entries["memory"]) == 4
 
-    store = memsvc.store.filestore
+    store = memsvc.store
     copy_from_hermes(hermes_home, store)
     for target in TARGETS:
         raw = store.path(target).read_bytes()
@@ -502,7 +502,7 @@ async def test_memsvc_reads_and_extends_what_hermes_wrote(
 async def test_an_emptied_memsvc_store_is_empty_for_hermes(
     hermes_python: Path, memsvc: Memsvc, hermes_home: Path
 ) -> None:
-    store = memsvc.store.filestore
+    store = memsvc.store
     for target in TARGETS:
         await store.write(target, [Op("add", "the only entry 🗑️")])
         await store.write(target, [Op("remove", old_text="only entry")])
@@ -531,9 +531,9 @@ async def test_carriage_returns_mean_the_same_to_both(
         await memsvc.provider.handle_tool_call(
             "memory", {"action": "add", "target": "user", "content": content}
         )
-    stored = await memsvc.store.filestore.read("user")
+    stored = await memsvc.store.read("user")
     block = (await memsvc.blocks())["user"]
-    copy_to_hermes(memsvc.store.filestore, hermes_home)
+    copy_to_hermes(memsvc.store, hermes_home)
     (loaded,) = await run_hermes(hermes_python, hermes_home, [load()])
     assert loaded.entries["user"] == stored
     assert loaded.prompt["user"] == prompt_of(block)

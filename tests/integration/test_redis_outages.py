@@ -17,6 +17,7 @@ from arq.jobs import Job, JobStatus
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
+from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
 from memsvc.service.eventlog import EventLog
 from memsvc.service.sessions import SessionState
@@ -164,18 +165,15 @@ async def test_workers_ride_out_two_redis_restarts_under_load(
     jobs = ArqJobs(arq, own_workers.keys.job_queue, expires_seconds=600)
     ids = [f"{own_workers.keys.prefix}:after-restart:{i}" for i in range(6)]
     for job_id in ids:  # a turn of an agent without an external provider: a no-op job
-        await jobs.enqueue(
-            "sync_turn",
-            {
-                "user_id": "user-0",
-                "agent_id": "agent-0",
-                "thread_id": "t",
-                "user_content": "q",
-                "assistant_content": "a",
-                "turn_index": 1,
-            },
-            job_id=job_id,
+        turn = SyncTurnJob(
+            user_id="user-0",
+            agent_id="agent-0",
+            thread_id="t",
+            user_content="q",
+            assistant_content="a",
+            turn_index=1,
         )
+        await jobs.enqueue(turn, job_id=job_id)
 
     async def jobs_done() -> bool:
         statuses = [

@@ -11,6 +11,8 @@ from arq.worker import Retry
 from redis.asyncio import Redis
 
 from memsvc.hindsight.client import HindsightRejected, HindsightUnavailable
+from memsvc.jobs.functions import job_functions
+from memsvc.jobs.payloads import FlushJob, Job
 from memsvc.jobs.queue import DeadLetters, InlineJobs, RetryPolicy, durable
 from memsvc.keys import Keys
 from memsvc.service.eventlog import EventLog
@@ -59,7 +61,7 @@ async def test_a_failing_job_asks_arq_to_retry_later(fake_redis: Redis) -> None:
 
 async def test_a_job_out_of_tries_is_parked_with_its_payload_and_error(fake_redis: Redis) -> None:
     job = durable(failing, RetryPolicy(max_tries=3))
-    payload = {"enqueued_at": time.time(), "metadata": {"user_id": "u1", "event_id": "e1"}}
+    payload = {"enqueued_at": time.time(), "user_id": "u1", "agent_id": "a1", "event_id": "e1"}
     await job(context(fake_redis, job_try=3), payload)
     (parked,) = await DeadLetters(fake_redis, Keys("t")).records()
     assert parked["function"] == "failing" and parked["payload"] == payload
@@ -124,10 +126,44 @@ async def test_inline_jobs_retry_until_success_and_dedupe_by_id(fake_redis: Redi
             raise ConnectionError("not yet")
 
     ctx = context(fake_redis)
-    jobs = InlineJobs({"flaky": durable(flaky, RetryPolicy(base_seconds=0.001))}, ctx)
-    await jobs.enqueue("flaky", {}, job_id="same")
-    await jobs.enqueue("flaky", {}, job_id="same")
+    jobs = InlineJobs({"flush_turns": durable(flaky, RetryPolicy(base_seconds=0.001))}, ctx)
+    job = FlushJob(user_id="u1", agent_id="a1", thread_id="t1")
+    await jobs.enqueue(job, job_id="same")
+    await jobs.enqueue(job, job_id="same")
     await jobs.drain()
     await asyncio.sleep(0)
     assert runs == [1, 2, 3]
     assert await DeadLetters(fake_redis, Keys("t")).records() == []
+
+
+async def test_a_payload_that_does_not_fit_its_job_is_parked_at_once(fake_redis: Redis) -> None:
+    """A dead-letter record re-driven by another version must not run half right."""
+    sync_turn = job_functions(RetryPolicy(max_tries=5))["sync_turn"]
+    payload = {"enqueued_at": time.time(), "user_id": "u1", "agent_id": "a1", "turn_idx": 1}
+    await sync_turn(context(fake_redis), payload)
+    (parked,) = await DeadLetters(fake_redis, Keys("t")).records()
+    assert parked["tries"] == 1 and parked["payload"] == payload
+    assert "invalid sync_turn job" in parked["error"] and "turn_idx" in parked["error"]
+
+
+async def test_redrive_queues_each_record_as_its_typed_job_and_keeps_what_no_longer_fits(
+    fake_redis: Redis,
+) -> None:
+    letters = DeadLetters(fake_redis, Keys("t"))
+    flush = {"user_id": "u1", "agent_id": "a1", "thread_id": "t1", "enqueued_at": 1.0}
+    await letters.park("flush_turns", flush, "ConnectionError: down", 3)
+    await letters.park("flush_turns", {"user_id": "u1"}, "ConnectionError: down", 3)
+    await letters.park("no_such_job", {"user_id": "u1", "agent_id": "a1"}, "x", 1)
+    queued: list[tuple[Job, str]] = []
+
+    class Recording:
+        async def enqueue(self, job: Job, *, job_id: str) -> None:
+            queued.append((job, job_id))
+
+    redriven = await letters.redrive(Recording())
+    assert [r["payload"] for r in redriven] == [flush]
+    ((job, job_id),) = queued
+    assert job == FlushJob(user_id="u1", agent_id="a1", thread_id="t1")
+    assert job_id.startswith(Keys("t").dead_jobs)
+    left = [r["function"] for r in await letters.records()]
+    assert left == ["flush_turns", "no_such_job"]

@@ -15,6 +15,7 @@ import structlog.testing
 from memsvc.hindsight.banks import mirror_document_id
 from memsvc.hindsight.client import WARM_UP_BANK, HindsightClient, RetainItem
 from memsvc.hindsight.fake import FakeHindsight
+from memsvc.jobs.payloads import Job
 from memsvc.settings import ServiceSettings
 from tests.conftest import turns, until
 from tests.unit.conftest import Service
@@ -230,9 +231,9 @@ async def test_the_tool_result_does_not_wait_for_the_mirror_to_be_queued(
     release = asyncio.Event()
     enqueue = service.jobs.enqueue
 
-    async def stalled(function: str, payload: dict[str, Any], *, job_id: str) -> None:
+    async def stalled(job: Job, *, job_id: str) -> None:
         await release.wait()  # the job queue is slow right now
-        await enqueue(function, payload, job_id=job_id)
+        await enqueue(job, job_id=job_id)
 
     monkeypatch.setattr(service.jobs, "enqueue", stalled)
     args = {"action": "add", "target": "user", "content": "Prefers tea"}
