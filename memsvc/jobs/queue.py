@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-import random
 import time
 import uuid
 from collections import OrderedDict
@@ -31,6 +30,7 @@ import structlog
 from arq.connections import ArqRedis
 from arq.worker import Retry
 from redis.asyncio import Redis
+from redis.backoff import EqualJitterBackoff
 
 from memsvc.errors import InvalidInputError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
@@ -86,10 +86,11 @@ class RetryPolicy:
         """Equal jitter: uniform in [c/2, c] with c = min(cap, base * 2**(try-1)).
 
         The guaranteed half spreads the tries over a long outage; the random half
-        keeps the workers that failed together from retrying together.
+        keeps the workers that failed together from retrying together. The same
+        curve as the reconnects to Redis (redis-py's ``EqualJitterBackoff``).
         """
-        ceiling = min(self.cap_seconds, self.base_seconds * 2 ** max(0, job_try - 1))
-        return max(min(at_least, self.cap_seconds), random.uniform(ceiling / 2, ceiling))
+        jitter = EqualJitterBackoff(cap=self.cap_seconds, base=self.base_seconds)
+        return max(min(at_least, self.cap_seconds), jitter.compute(max(0, job_try - 1)))
 
 
 class JobQueue(Protocol):
