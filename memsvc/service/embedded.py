@@ -15,6 +15,8 @@ from typing import Any
 import fakeredis
 from redis.asyncio import Redis
 
+from memsvc.client import ClientState
+from memsvc.errors import ClientStateError
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import InlineJobs, RetryPolicy
 from memsvc.redisconn import cancel_and_wait
@@ -24,6 +26,13 @@ from memsvc.settings import ServiceSettings
 
 
 class EmbeddedService:
+    """One worker and its in-memory Redis, owned by this object: started once, stopped once.
+
+    ``async with EmbeddedService(settings) as redis`` or ``start()`` / ``stop()``; a
+    start that fails stops what it started, and a second start raises
+    :class:`ClientStateError`. The Redis it returns is closed by ``stop()``.
+    """
+
     def __init__(self, settings: ServiceSettings) -> None:
         self._settings = settings
         self._server = fakeredis.FakeServer()
@@ -36,13 +45,30 @@ class EmbeddedService:
         )
         self._consumer = Consumer(self.runtime, name="embedded")
         self._task: asyncio.Task[None] | None = None
+        self._state = ClientState.UNOPENED
+
+    async def __aenter__(self) -> Redis:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
 
     async def start(self) -> Redis:
-        await self.runtime.bus.ensure_group()
-        self._task = asyncio.create_task(self._consumer.run())
+        if self._state is not ClientState.UNOPENED:
+            raise ClientStateError(f"this embedded service is {self._state.value}")
+        self._state = ClientState.OPENED
+        try:
+            await self.runtime.bus.ensure_group()
+            self._task = asyncio.create_task(self._consumer.run())
+        except BaseException:
+            await self.stop()
+            raise
         return self.redis
 
     async def stop(self) -> None:
+        if self._state is ClientState.CLOSED:
+            return
+        self._state = ClientState.CLOSED
         await self._consumer.stop(grace_seconds=5.0)
         if self._task is not None:
             await cancel_and_wait(self._task)
