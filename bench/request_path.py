@@ -49,7 +49,7 @@ async def main(calls: int, agents: int) -> None:
 
             async def local_add() -> object:
                 memory = await runtime.memory("u", f"b{next(agent)}")
-                return await memory.manager.memory_tool(add_args(), thread_id="t")
+                return await memory.manager.memory_write(add_args(), thread_id="t")
 
             bus_prefetch = await latencies(via_bus_prefetch, calls, agents)
             bus_add = await latencies(via_bus_add, calls, agents)

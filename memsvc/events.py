@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    field_validator,
 )
 
 from memsvc.errors import InvalidInputError
@@ -95,8 +96,17 @@ class MemoryWritePayload(_Model):
 
 
 class ToolCallPayload(_Model):
+    """A provider's own tool; the ``memory`` tool has one event of its own, ``memory_write``."""
+
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
     args: Args = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _not_the_memory_tool(cls, name: str) -> str:
+        if name == MEMORY_TOOL:
+            raise ValueError(f"the {MEMORY_TOOL} tool is called with a memory_write event")
+        return name
 
 
 class SyncTurnPayload(_Model):

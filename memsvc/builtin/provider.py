@@ -95,7 +95,7 @@ class BuiltinProvider(MemoryProvider):
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return [MEMORY_SCHEMA]
 
-    async def tool_call(
+    async def memory_write(
         self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
     ) -> ToolOutcome:
         return await self._tool.call(args, thread_id=thread_id, receipt=receipt)
@@ -105,7 +105,7 @@ class BuiltinProvider(MemoryProvider):
     ) -> str:
         if tool_name != MEMORY_SCHEMA["name"]:
             return await super().handle_tool_call(tool_name, args, thread_id=thread_id)
-        return (await self.tool_call(args, thread_id=thread_id)).text
+        return (await self.memory_write(args, thread_id=thread_id)).text
 
     async def on_session_switch(
         self, new_thread_id: str, *, parent_thread_id: str = "", reset: bool = False

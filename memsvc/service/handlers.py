@@ -15,7 +15,6 @@ from typing import Any
 
 import structlog
 
-from memsvc.builtin.schema import MEMORY_SCHEMA
 from memsvc.builtin.tool import ToolOutcome
 from memsvc.config import MemoryConfig
 from memsvc.events import (
@@ -75,8 +74,6 @@ class EventHandlers:
         if isinstance(event, MemoryWriteEvent):
             return await self._memory_write(event, manager, event.payload.args)
         if isinstance(event, ToolCallEvent):
-            if event.payload.name == MEMORY_SCHEMA["name"]:
-                return await self._memory_write(event, manager, event.payload.args)
             text = await manager.handle_tool_call(
                 event.payload.name, event.payload.args, thread_id=event.thread_id
             )
@@ -155,7 +152,7 @@ class EventHandlers:
         self, event: MemoryWriteEvent | ToolCallEvent, manager: MemoryManager, args: Any
     ) -> Handled:
         receipt = self._rt.receipts.for_event(event.user_id, event.id)
-        outcome: ToolOutcome = await manager.memory_tool(
+        outcome: ToolOutcome = await manager.memory_write(
             args, thread_id=event.thread_id, receipt=receipt
         )
         if outcome.result.get("retryable"):

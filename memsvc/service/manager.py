@@ -178,7 +178,7 @@ class MemoryManager:
         self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD
     ) -> str:
         if tool_name == MEMORY_SCHEMA["name"]:
-            written = await self.memory_tool(args, thread_id=thread_id)
+            written = await self.memory_write(args, thread_id=thread_id)
             await self.mirror(written, thread_id=thread_id)
             return written.text
         external = self.external
@@ -197,11 +197,11 @@ class MemoryManager:
             return outcome
         return json.dumps({"success": False, "error": f"Unknown tool '{tool_name}'."})
 
-    async def memory_tool(
+    async def memory_write(
         self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
     ) -> ToolOutcome:
         """The builtin ``memory`` tool alone; call :meth:`mirror` once the result is sent."""
-        return await self.builtin.tool_call(args, thread_id=thread_id, receipt=receipt)
+        return await self.builtin.memory_write(args, thread_id=thread_id, receipt=receipt)
 
     async def mirror(self, outcome: ToolOutcome, *, thread_id: str, event_id: str = "") -> None:
         """Hand each builtin change of ``outcome`` to the external provider's mirror."""

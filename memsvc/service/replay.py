@@ -22,8 +22,6 @@ from memsvc.service.eventlog import EventLog, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
-REPLAYED_TYPES = ("memory_write", "tool_call")
-
 
 @dataclass(frozen=True)
 class Slice:
@@ -38,17 +36,12 @@ class Slice:
     def wants(self, entry: LogEntry) -> bool:
         return (
             entry.outcome == "ok"
-            and entry.type in REPLAYED_TYPES
+            and entry.type == "memory_write"
             and entry.event is not None
             and (self.user_id is None or entry.user_id == self.user_id)
             and (self.since is None or entry.at >= self.since)
             and (self.until is None or entry.at <= self.until)
-            and _is_memory_write(entry.event)
         )
-
-
-def _is_memory_write(event: dict[str, Any]) -> bool:
-    return bool(event["type"] == "memory_write" or event["payload"].get("name") == "memory")
 
 
 @dataclass
@@ -95,7 +88,7 @@ async def replay(
                 report.too_large += 1
                 continue
             memory = await runtime.memory(event["user_id"], event["agent_id"])
-            outcome = await memory.manager.memory_tool(
+            outcome = await memory.manager.memory_write(
                 event["payload"]["args"], thread_id=event["thread_id"]
             )
             report.events += 1

@@ -57,6 +57,11 @@ def test_the_envelope_carries_identity_version_and_time() -> None:
         (raw(payload={"query": 5}), "payload.query"),
         (raw(payload={"query": "x", "why": 1}), "payload.why"),
         (raw(type="memory_write"), "payload: Field required"),
+        # one wire format per operation: the memory tool is a memory_write event
+        (
+            raw(type="tool_call", payload={"name": "memory", "args": {}}),
+            "payload.name: Value error, the memory tool is called with a memory_write event",
+        ),
         (raw(id="../../"), "id"),
         (b"\xff\xfe", "not UTF-8 JSON"),
         (b"[1, 2]", "not a JSON object"),

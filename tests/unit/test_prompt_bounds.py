@@ -47,7 +47,7 @@ def behind_the_tools_back(provider: BuiltinProvider, target: str, entries: list[
 
 
 async def tool(provider: BuiltinProvider, **args: Any) -> dict[str, Any]:
-    return (await provider.tool_call(args, thread_id="t1")).result
+    return (await provider.memory_write(args, thread_id="t1")).result
 
 
 # --- a render injects at most the file's limit -------------------------------------------

@@ -23,7 +23,7 @@ def provider(
 
 async def add(provider: BuiltinProvider, target: str, content: str, thread: str = "t1") -> None:
     result = (
-        await provider.tool_call(
+        await provider.memory_write(
             {"action": "add", "target": target, "content": content}, thread_id=thread
         )
     ).result
@@ -89,14 +89,14 @@ async def test_a_prefetch_starts_a_turn_and_resets_the_failure_cap(
 ) -> None:
     for _ in range(4):
         last = (
-            await provider.tool_call(
+            await provider.memory_write(
                 {"action": "remove", "target": "user", "old_text": "nothing"}, thread_id="t1"
             )
         ).result
     assert last.get("done") is True
     await provider.prefetch("next turn", thread_id="t1")
     fresh = (
-        await provider.tool_call(
+        await provider.memory_write(
             {"action": "remove", "target": "user", "old_text": "nothing"}, thread_id="t1"
         )
     ).result
