@@ -101,6 +101,8 @@ class PrefetchContext:
 
 
 class ClientState(enum.Enum):
+    """Where a client is in its life: a call is valid only while ``OPENED``."""
+
     UNOPENED = "unopened"
     OPENED = "opened"
     CLOSED = "closed"

@@ -54,6 +54,8 @@ class _Section(BaseModel):
 
 
 class BuiltinConfig(_Section):
+    """The builtin files' limits (Hermes' defaults)."""
+
     enabled: bool = True
     memory_char_limit: PositiveInt = 2200
     user_char_limit: PositiveInt = 1375
@@ -63,6 +65,10 @@ class BuiltinConfig(_Section):
 
 
 class HindsightConfig(_Section):
+    """The Hindsight provider's settings: where it is, how banks are named, what recall and retain
+    do.
+    """
+
     mode: Literal["cloud", "local_embedded", "local_external"] = "local_external"
     api_url: str = "http://localhost:8888"  # hindsight-api's own default port
     api_key: SecretStr | None = None
@@ -129,6 +135,8 @@ def _bank_template(template: str, required: set[str]) -> str:
 
 
 class InjectionConfig(_Section):
+    """How much memory reaches the system prompt, and inside which tag."""
+
     enabled: bool = True
     max_tokens: PositiveInt = 2000
     include_builtin: bool = True
@@ -137,6 +145,8 @@ class InjectionConfig(_Section):
 
 
 class SecurityConfig(_Section):
+    """Whether entries are scanned, and the optional classifier asked after the rules."""
+
     scan_content: bool = True
     block_invisible_unicode: bool = True
     streaming_scrubber: bool = True
@@ -145,6 +155,10 @@ class SecurityConfig(_Section):
 
 
 class MemoryConfig(_Section):
+    """A user's memory configuration: the defaults, the global overrides and the user's own,
+    merged.
+    """
+
     enabled: bool = True
     provider: Literal["builtin", "hindsight"] = "builtin"  # the external one, if any
     builtin: BuiltinConfig = BuiltinConfig()
@@ -172,6 +186,8 @@ class ConfigError(InvalidInputError):
 
 @dataclass(frozen=True)
 class EffectiveConfig:
+    """A user's merged config, and what each layer changed (to explain where a value comes from)."""
+
     config: MemoryConfig
     sources: Mapping[str, Source]  # dotted field path -> the layer that set it
     problems: tuple[str, ...] = ()  # override layers left out, and why (lenient loading)

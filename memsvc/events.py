@@ -137,16 +137,24 @@ class _Envelope(_Model):
 
 
 class PrefetchEvent(_Envelope):
+    """The start of a turn: the snapshot plus recall, answered within the caller's deadline."""
+
     type: Literal["prefetch"] = "prefetch"
     payload: PrefetchPayload = PrefetchPayload()
 
 
 class MemoryWriteEvent(_Envelope):
+    """One call of the ``memory`` tool: applied once however often delivered (its id is its
+    receipt).
+    """
+
     type: Literal["memory_write"] = "memory_write"
     payload: MemoryWritePayload
 
 
 class ToolCallEvent(_Envelope):
+    """A call of an external provider's tool (``hindsight_*``)."""
+
     type: Literal["tool_call"] = "tool_call"
     payload: ToolCallPayload
 
@@ -157,11 +165,15 @@ class ToolSchemasEvent(_Envelope):
 
 
 class SyncTurnEvent(_Envelope):
+    """A finished turn, published without waiting: numbered, then retained in the background."""
+
     type: Literal["sync_turn"] = "sync_turn"
     payload: SyncTurnPayload
 
 
 class SessionSwitchEvent(_Envelope):
+    """An agent moved to another thread: flush the old one's turns, freeze a new snapshot."""
+
     type: Literal["session_switch"] = "session_switch"
     payload: SessionSwitchPayload = SessionSwitchPayload()
 

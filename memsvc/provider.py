@@ -18,6 +18,10 @@ from memsvc.store.edits import Action
 
 
 class MemoryProvider(ABC):
+    """Hermes' provider interface: the hooks a memory source implements; the optional ones default
+    to doing nothing.
+    """
+
     @property
     @abstractmethod
     def name(self) -> str:

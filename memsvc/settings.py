@@ -64,6 +64,10 @@ def _default_data_dir() -> Path:
 
 
 class ServiceSettings(BaseSettings):
+    """Process settings, from ``MEMSVC_*``: checked together, so a combination that breaks an
+    invariant is refused at start.
+    """
+
     model_config = SettingsConfigDict(env_prefix="MEMSVC_", extra="ignore", frozen=True)
 
     data_dir: Path = Field(default_factory=_default_data_dir)

@@ -25,6 +25,10 @@ from memsvc.store.receipts import EventReceipt
 
 
 class BuiltinProvider(MemoryProvider):
+    """USER.md and MEMORY.md of one (user, agent): a frozen snapshot per thread, and the ``memory``
+    tool.
+    """
+
     def __init__(
         self,
         store: BuiltinStore,

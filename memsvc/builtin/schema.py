@@ -108,6 +108,8 @@ class OperationArgs(BaseModel):
 
 
 class MemoryToolArgs(BaseModel):
+    """The tool's arguments, strictly: a single edit or a batch of ``operations``."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
     action: Literal["add", "replace", "remove", ""] | None = None
     target: Literal["memory", "user"] | None = None

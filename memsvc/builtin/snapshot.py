@@ -129,6 +129,10 @@ def render_block(
 
 @dataclass(frozen=True)
 class Snapshot:
+    """The builtin memory of one thread as frozen at its start: the same bytes every turn, for the
+    prefix cache.
+    """
+
     memory_block: str
     user_block: str
     taken_at: float  # unix time

@@ -74,6 +74,8 @@ class HindsightRejected(HindsightError):
 
 @dataclass(frozen=True)
 class Timeouts:
+    """Seconds per kind of call: recall is on the request path, retain and reflect are not."""
+
     recall: float = default("hindsight_recall_timeout_seconds")
     retain: float = 10.0
     reflect: float = default("hindsight_reflect_timeout_seconds")
@@ -88,6 +90,8 @@ class _Body(BaseModel):
 
 
 class RetainItem(_Body):
+    """One document to retain; its id makes a repeated retain replace it rather than add a copy."""
+
     content: str
     context: str | None = None
     timestamp: str | None = None
@@ -154,6 +158,10 @@ def _retry_after(value: str | None) -> float | None:
 
 
 class HindsightClient:
+    """The routes of Hindsight's HTTP API that memsvc uses, each under its own timeout, errors
+    mapped onto the error tree.
+    """
+
     def __init__(
         self,
         base_url: str,

@@ -73,6 +73,10 @@ class Document:
 
 @dataclass
 class FakeHindsight:
+    """An in-memory Hindsight behind an httpx transport: the routes memsvc calls, and faults on
+    demand.
+    """
+
     banks: dict[str, dict[str, Document]] = field(default_factory=dict)
     bank_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)  # route -> seconds

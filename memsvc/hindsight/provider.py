@@ -66,6 +66,8 @@ WARM_TTL_SECONDS = 120
 
 
 class HindsightProvider(MemoryProvider):
+    """Hindsight for one (user, agent): see the module docstring."""
+
     def __init__(
         self,
         client: HindsightClient,

@@ -68,6 +68,8 @@ return 1
 
 @dataclass(frozen=True)
 class FlushLimits:
+    """How big one retain may be: a backlog goes out in a few bounded batches."""
+
     batch_items: int = 50
     batch_bytes: int = 256 * 1024
     # the longest one round may run: a second flusher must not start meanwhile
@@ -102,6 +104,8 @@ def _text(value: bytes | str) -> str:
 
 
 class TurnBuffer:
+    """A thread's turns in Redis until Hindsight confirmed them, flushed by one job at a time."""
+
     def __init__(
         self,
         redis: Redis,

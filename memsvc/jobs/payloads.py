@@ -21,6 +21,8 @@ from memsvc.validation import describe
 
 
 class JobName(StrEnum):
+    """The functions a worker runs jobs with; a payload's model says which."""
+
     MIRROR = "mirror_write"
     SYNC_TURN = "sync_turn"
     FLUSH = "flush_turns"

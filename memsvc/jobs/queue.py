@@ -94,6 +94,8 @@ class RetryPolicy:
 
 
 class JobQueue(Protocol):
+    """Where jobs are queued: arq in a worker, tasks of its own in the embedded mode."""
+
     async def enqueue(self, job: Job, *, job_id: str) -> None:
         """Queue ``job`` once per ``job_id`` (a second enqueue is a no-op)."""
 
@@ -108,6 +110,8 @@ def deserialise_job(raw: bytes) -> dict[str, Any]:
 
 
 class ArqJobs:
+    """Jobs on arq's queue, stamped with their enqueue time (their age bounds their retries)."""
+
     def __init__(self, pool: ArqRedis, queue_name: str, *, expires_seconds: float) -> None:
         self._pool = pool
         self._queue = queue_name
@@ -121,6 +125,8 @@ class ArqJobs:
 
 
 class DeadLetters:
+    """Jobs that gave up, with their payload and last error, until an operator re-drives them."""
+
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis
         self._key = keys.dead_jobs

@@ -17,6 +17,10 @@ DEFAULT_CONTEXT_TAG = "memory-context"
 
 
 class StreamingScrubber:
+    """Strips ``<memory-context>`` spans from a stream of text chunks, a span split across chunks
+    too.
+    """
+
     def __init__(self, tag: str = DEFAULT_CONTEXT_TAG) -> None:
         self._open = f"<{tag}".lower()  # tags match in any case
         self._close = f"</{tag}>".lower()

@@ -49,12 +49,18 @@ return mine
 
 @dataclass(frozen=True)
 class Delivery:
+    """One event as a worker received it: its stream id, its raw bytes and how often it was
+    delivered.
+    """
+
     stream_id: str
     raw: bytes
     deliveries: int  # 1 on first delivery; more after a worker died holding it
 
 
 class EventBus:
+    """The event stream with its consumer group, the clients' inboxes and the dead-event stream."""
+
     def __init__(self, redis: Redis, keys: Keys, log: EventLog) -> None:
         self._redis = redis
         self._keys = keys

@@ -43,6 +43,10 @@ def consumer_name() -> str:
 
 
 class Consumer:
+    """A worker's event loop: read, run, reply, log, acknowledge; it keeps the events it runs from
+    being claimed.
+    """
+
     def __init__(self, runtime: Runtime, *, name: str | None = None) -> None:
         settings = runtime.settings
         self._rt = runtime

@@ -30,6 +30,10 @@ MAX_RECORD_CHARS = 256 * 1024
 
 @dataclass(frozen=True)
 class LogRecord:
+    """What the log keeps of one event or job try: who, what, the outcome, and the event itself to
+    replay.
+    """
+
     outcome: str  # ok | error | invalid | dead | queued
     type: str
     event_id: str
@@ -116,6 +120,10 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
 
 
 class EventLog:
+    """Every event with its outcome, in a capped Redis Stream: what ``memsvc log`` and ``replay``
+    read.
+    """
+
     def __init__(
         self,
         redis: Redis,

@@ -48,6 +48,8 @@ class Handled:
 
 
 class EventHandlers:
+    """What a worker does with each event type, and the reply it sends."""
+
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
 

@@ -67,6 +67,10 @@ class _Failed:
 
 
 class MemoryManager:
+    """The builtin provider and at most one external one, each hook isolated: one provider failing
+    never fails the turn.
+    """
+
     def __init__(
         self,
         builtin: BuiltinProvider,

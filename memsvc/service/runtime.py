@@ -53,6 +53,10 @@ class AgentMemory:
 
 
 class Runtime:
+    """What one process shares between the agents it serves: connections, locks, config and a
+    manager per (user, agent).
+    """
+
     def __init__(
         self,
         settings: ServiceSettings,

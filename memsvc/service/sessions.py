@@ -56,6 +56,8 @@ return index
 
 
 class SessionState:
+    """Per-thread state every worker sees: turn numbers, the last thread, consolidation failures."""
+
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis
         self._keys = keys

@@ -77,6 +77,8 @@ async def shutdown(ctx: dict[str, Any]) -> None:
 
 
 class WorkerSettings:
+    """arq's settings for a memsvc worker (``arq workers.settings.WorkerSettings``)."""
+
     functions: ClassVar[list[Any]] = [
         func(function, name=name)  # type: ignore[arg-type]  # arq types coroutines loosely
         for name, function in job_functions(POLICY).items()

@@ -24,6 +24,8 @@ RejectKind = Literal[
 
 @dataclass(frozen=True)
 class Op:
+    """One add, replace or remove, as the tool's arguments give it."""
+
     action: Action
     content: str = ""  # stripped
     old_text: str = ""  # stripped
@@ -40,6 +42,8 @@ class Change:
 
 @dataclass(frozen=True)
 class Applied:
+    """The entries after a list of edits, and what changed (for the mirror and the receipt)."""
+
     entries: list[str]
     changes: list[Change] = field(default_factory=list)
 

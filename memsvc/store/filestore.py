@@ -60,6 +60,8 @@ class AlreadyApplied(Exception):
 
 @dataclass(frozen=True)
 class Limits:
+    """Each file's character limit (Hermes' defaults)."""
+
     user: int = 1375
     memory: int = 2200
 
@@ -86,6 +88,10 @@ class _Current:
 
 
 class BuiltinStore:
+    """USER.md and MEMORY.md of one (user, agent): read as served, written under the lock through
+    the journal.
+    """
+
     def __init__(
         self,
         layout: DataLayout,

@@ -73,6 +73,8 @@ return tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 
 @dataclass(frozen=True)
 class Head:
+    """The newest committed version of a file, and how to tell that the file on disk lags it."""
+
     version: int
     fingerprint: str
     base: str  # the file the head was computed from
@@ -87,6 +89,8 @@ class Head:
 
 
 class FileJournal:
+    """The head version of each memory file in Redis, committed only by the lease holder."""
+
     def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = JOURNAL_TTL_SECONDS) -> None:
         self._redis = redis
         self._keys = keys

@@ -52,6 +52,8 @@ class Lease(Protocol):
 
 
 class WriteLocks(Protocol):
+    """The writer lock of each memory file: a Redis lease across hosts, ``flock`` in one."""
+
     def hold(
         self, target: Target, user_id: str, agent_id: str
     ) -> contextlib.AbstractAsyncContextManager[Lease]:

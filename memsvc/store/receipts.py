@@ -29,6 +29,8 @@ RECEIPT_TTL_SECONDS = 7 * 24 * 3600
 
 @dataclass(frozen=True)
 class Receipt:
+    """How a write event ended: its result, and the changes it made."""
+
     result: dict[str, Any]
     target: Target
     changes: list[Change]
