@@ -37,6 +37,7 @@ from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
+from memsvc.tasks import TaskSet
 
 log = structlog.get_logger(__name__)
 
@@ -254,7 +255,7 @@ class InlineJobs:
         self._functions = functions
         self._ctx = ctx
         self._seen: OrderedDict[str, None] = OrderedDict()  # recent job ids, like arq's results
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("inline jobs")
 
     async def enqueue(self, job: Job, *, job_id: str) -> None:
         if job_id in self._seen:
@@ -262,11 +263,9 @@ class InlineJobs:
         self._seen[job_id] = None
         if len(self._seen) > _INLINE_SEEN:
             self._seen.popitem(last=False)
-        task = asyncio.create_task(
+        self._tasks.spawn(
             self._run(job.name, {**job.payload(), "enqueued_at": time.time()}, job_id)
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _run(self, function: str, payload: dict[str, Any], job_id: str) -> None:
         job_try = 1
@@ -280,5 +279,4 @@ class InlineJobs:
                 job_try += 1
 
     async def drain(self, within_seconds: float = 10.0) -> None:
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=within_seconds)
+        await self._tasks.wait(within_seconds)

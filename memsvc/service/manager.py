@@ -29,6 +29,7 @@ from memsvc.provider import MemoryProvider
 from memsvc.settings import default
 from memsvc.store.edits import Action
 from memsvc.store.receipts import EventReceipt
+from memsvc.tasks import TaskSet
 
 log = structlog.get_logger(__name__)
 
@@ -88,7 +89,7 @@ class MemoryManager:
         self._prefetch_timeout = prefetch_timeout
         self._tool_timeout = tool_timeout or hook_timeout  # a reflect may think a while
         self._mirror = mirror or self._mirror_in_background
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet("mirrors")
 
     def add_provider(self, provider: MemoryProvider) -> None:
         if provider.name == self.builtin.name:
@@ -229,11 +230,9 @@ class MemoryManager:
             )
 
     async def _mirror_in_background(self, request: MirrorRequest) -> None:
-        task = asyncio.ensure_future(
+        self._background.spawn(
             self.on_memory_write(request.action, request.target, request.content, request.metadata)
         )
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     async def prefetch_all(
         self,
@@ -329,8 +328,7 @@ class MemoryManager:
 
     async def drain(self) -> None:
         """Wait (bounded by the hook timeout) for background mirrors: at shutdown, in tests."""
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=self._hook_timeout)
+        await self._background.wait(self._hook_timeout)
 
     async def shutdown(self) -> None:
         await self.drain()

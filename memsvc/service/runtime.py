@@ -9,7 +9,6 @@ it for managers; nothing else constructs providers.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections import OrderedDict
@@ -40,6 +39,7 @@ from memsvc.store.filestore import BuiltinStore, Limits
 from memsvc.store.journal import FileJournal
 from memsvc.store.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, WriteLocks
 from memsvc.store.receipts import Receipts
+from memsvc.tasks import TaskSet
 
 log = structlog.get_logger(__name__)
 
@@ -111,7 +111,7 @@ class Runtime:
         self._upserted_banks: dict[str, tuple[str, str]] = {}  # bank -> missions sent
         self._max_managers = settings.manager_cache_size
         self._managers: OrderedDict[tuple[str, str], MemoryManager] = OrderedDict()
-        self._closing: set[asyncio.Future[None]] = set()
+        self._closing = TaskSet("evicted managers")
 
     async def memory(self, user_id: str, agent_id: str) -> AgentMemory:
         """The manager of (user, agent), built on first use and kept while recently used."""
@@ -124,9 +124,7 @@ class Runtime:
             while len(self._managers) > self._max_managers:
                 _, evicted = self._managers.popitem(last=False)
                 # its buffers are flushed off this event's path
-                closing = asyncio.ensure_future(evicted.shutdown())
-                self._closing.add(closing)
-                closing.add_done_callback(self._closing.discard)
+                self._closing.spawn(evicted.shutdown())
         self._managers.move_to_end(key)
         if isinstance(manager.external, HindsightProvider):
             manager.external.configure(effective.config)  # per-user overrides apply at once
@@ -242,8 +240,7 @@ class Runtime:
         await self.jobs.enqueue(job, job_id=self.keys.job(job.name, job.event_id, job.target))
 
     async def aclose(self) -> None:
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+        await self._closing.wait()
         while self._managers:
             _, manager = self._managers.popitem()
             await manager.shutdown()

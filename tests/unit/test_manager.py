@@ -184,7 +184,7 @@ async def test_the_tool_result_does_not_wait_for_a_slow_mirror(manager: MemoryMa
         # the result is back while the mirror is still running (it hangs until its timeout)
         await asyncio.sleep(0.01)
         assert [hook for hook, _ in ext.calls] == ["on_memory_write"]
-        assert manager._background and not any(t.done() for t in manager._background)
+        assert len(manager._background) == 1  # still running: a task leaves the set as it ends
         await manager.drain()
     assert any(
         e["event"] == "provider_hook_timeout" and e["hook"] == "on_memory_write" for e in logs
