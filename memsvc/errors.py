@@ -4,7 +4,7 @@
 MemsvcError                     root; ``retryable`` says whether the same call may succeed later
  ├── MemoryServiceError         the service could not process a client's request
  │    └── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
- ├── ClientStateError           a MemoryClient used before ``async with`` or after close
+ ├── ClientStateError           a client, service or runtime used before it opened or after close
  ├── InvalidInputError          the caller's own input (also a ``ValueError``)
  │    ├── InvalidIdError           an id unsafe as a path component or key part
  │    ├── InvalidEvent             an event that cannot be processed
@@ -49,7 +49,8 @@ class MemoryUnavailableError(MemoryServiceError):
 
 
 class ClientStateError(MemsvcError, RuntimeError):
-    """A ``MemoryClient`` called outside its ``async with`` block, or opened twice."""
+    """An owner of connections (``MemoryClient``, the embedded service, a worker's runtime)
+    used outside its ``async with`` block, or opened twice."""
 
 
 class InvalidInputError(MemsvcError, ValueError):

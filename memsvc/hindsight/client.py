@@ -183,6 +183,12 @@ class HindsightClient:
         self._prefix = f"/v1/{quote(namespace, safe='')}/banks"
         self.ignored_params: list[tuple[str, str]] = []
 
+    async def __aenter__(self) -> HindsightClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
         await self._http.aclose()
 

@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from memsvc.builtin.provider import BuiltinProvider
 from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
+from memsvc.errors import ClientStateError
 from memsvc.hindsight.client import HindsightClient, HindsightError, Timeouts
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.hindsight.turnbuffer import FlushLimits
@@ -112,9 +113,12 @@ class Runtime:
         self._max_managers = settings.manager_cache_size
         self._managers: OrderedDict[tuple[str, str], MemoryManager] = OrderedDict()
         self._closing = TaskSet("evicted managers")
+        self._closed = False
 
     async def memory(self, user_id: str, agent_id: str) -> AgentMemory:
         """The manager of (user, agent), built on first use and kept while recently used."""
+        if self._closed:
+            raise ClientStateError("this runtime is closed")
         key = (validate_id("user_id", user_id), validate_id("agent_id", agent_id))
         effective = await self.configs.effective(user_id, strict=False)
         manager = self._managers.get(key)
@@ -239,7 +243,18 @@ class Runtime:
         # one reconcile per event and file, however many of its entries changed
         await self.jobs.enqueue(job, job_id=self.keys.job(job.name, job.event_id, job.target))
 
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
+        """Flush and close every manager, then the Hindsight client if this runtime made it.
+
+        The Redis connection was passed in and stays its owner's to close.
+        """
+        self._closed = True
         await self._closing.wait()
         while self._managers:
             _, manager = self._managers.popitem()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
+from memsvc.errors import ClientStateError
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
@@ -22,3 +24,14 @@ async def test_the_manager_cache_keeps_the_most_recently_used(
     assert (await runtime.memory("u", "a1")).manager is a1
     assert (await runtime.memory("u", "a2")).manager is not a2
     await runtime.aclose()
+
+
+async def test_a_closed_runtime_refuses_to_build_managers(
+    tmp_path: Path, fake_redis: Redis
+) -> None:
+    """A late event after shutdown must not open a manager nobody will flush or close."""
+    async with Runtime(ServiceSettings(data_dir=tmp_path), fake_redis) as runtime:
+        await runtime.memory("u", "a1")
+    with pytest.raises(ClientStateError, match="closed"):
+        await runtime.memory("u", "a1")
+    assert await fake_redis.ping()  # the connection stays its owner's
