@@ -18,6 +18,8 @@ log = structlog.get_logger(__name__)
 
 
 class TaskSet:
+    """The background tasks of one owner, named in the log line of a task that fails."""
+
     def __init__(self, name: str) -> None:
         self._name = name
         self._tasks: set[asyncio.Future[Any]] = set()
