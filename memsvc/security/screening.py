@@ -6,9 +6,18 @@ misses an attack split over two or three of them ("Ignore all previous" +
 the entries it changed, a render on every run; either way each run is read
 across its boundaries only, so the cost per entry stays flat however big the
 file is.
+
+A render of a file whose entries did not change costs a hash: what a file may show
+is remembered by the digest of its entries, per scan policy and file name, in one
+process-wide cache bounded by the characters it holds (not with a classifier: a
+deployment's model is asked on every render).
 """
 
 from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
 
 from memsvc.builtin.snapshot import defuse
 from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner, placeholder
@@ -16,6 +25,12 @@ from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner, placeholder
 # An attack split over entries continues across a boundary: this much of each side of
 # one is what a scan of neighbours reads, so its cost is bounded whatever the entries' size.
 _EDGE = 512
+
+RENDER_CACHE_CHARS = 16 * 1024 * 1024  # the rendered entries the cache may hold, in all
+
+_rendered: OrderedDict[tuple[Scanner, str, bytes], tuple[list[str], int]] = OrderedDict()
+_rendered_chars = 0
+_rendered_lock = threading.Lock()  # renders run in threads, off the event loop
 
 
 def _across(entries: list[str], run: list[int]) -> str:
@@ -32,6 +47,41 @@ def prompt_entries(scanner: Scanner, entries: list[str], filename: str) -> list[
     and ...") passes every single scan; the two or three entries that form it are
     blocked too.
     """
+    global _rendered_chars
+    if scanner.classifier is not None:
+        # a deployment's model may fail open or change its mind: ask it on every render
+        return _screen(scanner, entries, filename)
+    key = (scanner, filename, _digest(entries))
+    with _rendered_lock:
+        if (hit := _rendered.get(key)) is not None:
+            _rendered.move_to_end(key)
+            return list(hit[0])
+    shown = _screen(scanner, entries, filename)
+    size = sum(len(e) for e in shown)
+    if size > RENDER_CACHE_CHARS // 4:
+        return shown  # one file would push out most others
+    with _rendered_lock:
+        if key not in _rendered:
+            _rendered[key] = (list(shown), size)
+            _rendered_chars += size
+        while _rendered_chars > RENDER_CACHE_CHARS:
+            _, (_, dropped) = _rendered.popitem(last=False)
+            _rendered_chars -= dropped
+    return shown
+
+
+def _digest(entries: list[str]) -> bytes:
+    """The entries exactly: each one's length goes in before its text, so no two lists
+    that differ (however their entries are split) share a digest."""
+    h = hashlib.sha256()
+    for entry in entries:
+        data = entry.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.digest()
+
+
+def _screen(scanner: Scanner, entries: list[str], filename: str) -> list[str]:
     shown = scanner.sanitise(entries, filename)
     passing = [i for i, (entry, out) in enumerate(zip(entries, shown, strict=True)) if entry == out]
     blocked: dict[int, list[str]] = {}
