@@ -118,6 +118,9 @@ class ServiceSettings(BaseSettings):
     snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600
     log_max_entries: PositiveInt = 200_000
     log_retention_seconds: PositiveFloat = 7 * 24 * 3600
+    # a turn's text in the event log: replay of writes does not need it, and it is the
+    # conversation itself; by default the log keeps each text's length and digest
+    log_turn_text: bool = False
 
     @property
     def heartbeat_seconds(self) -> float:

@@ -26,10 +26,10 @@ import structlog
 from redis.exceptions import RedisError
 
 from memsvc.errors import is_retryable
-from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, decode
+from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, SyncTurnEvent, decode
 from memsvc.redisconn import Outage, cancel_and_wait
 from memsvc.service.bus import Delivery
-from memsvc.service.eventlog import LogRecord
+from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
 from memsvc.service.runtime import Runtime
 from memsvc.store.locks import LocalQueues
@@ -288,8 +288,16 @@ class Consumer:
             return reply_to
         return None
 
-    @staticmethod
-    def _record(event: Event, outcome: str, detail: dict[str, Any]) -> LogRecord:
+    def _record(self, event: Event, outcome: str, detail: dict[str, Any]) -> LogRecord:
+        logged = event.model_dump(mode="json")
+        if isinstance(event, SyncTurnEvent) and not self._rt.settings.log_turn_text:
+            logged["payload"] = {
+                **logged["payload"],
+                **{
+                    field: text_summary(getattr(event.payload, field))
+                    for field in ("user_content", "assistant_content")
+                },
+            }
         return LogRecord(
             outcome=outcome,
             type=event.type,
@@ -297,6 +305,6 @@ class Consumer:
             user_id=event.user_id,
             agent_id=event.agent_id,
             thread_id=event.thread_id,
-            event=event.model_dump(mode="json"),
+            event=logged,
             detail=detail,
         )

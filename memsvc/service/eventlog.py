@@ -11,6 +11,7 @@ or type without decoding every record.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -26,6 +27,12 @@ from memsvc.settings import default
 # Room for any memory write the tool accepts (64 KiB of arguments) with its result,
 # so that every write can be replayed from its record.
 MAX_RECORD_CHARS = 256 * 1024
+
+
+def text_summary(text: str) -> dict[str, Any]:
+    """What the log keeps of a text it does not store: enough to tell two apart."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"chars": len(text), "sha256": digest[:32]}
 
 
 @dataclass(frozen=True)

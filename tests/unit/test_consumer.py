@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from typing import Any
 
@@ -12,6 +13,7 @@ from memsvc.client import MemoryClient
 from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.service.handlers import EventHandlers, Handled
+from memsvc.service.runtime import Runtime
 from memsvc.store.edits import Op
 from memsvc.store.filestore import BuiltinStore
 from tests.conftest import until
@@ -62,6 +64,27 @@ async def test_every_event_is_logged_with_its_outcome(service: Service) -> None:
     assert entries[0].event is not None and entries[0].event["payload"]["args"] == ADD
     assert entries[2].detail["turn_index"] == 1
     assert all("ms" in e.detail and e.detail["worker"] == "w1" for e in entries)
+
+
+async def test_the_log_keeps_a_turns_length_and_digest_not_its_text(service: Service) -> None:
+    """The conversation stays out of the log unless a deployment asks for it."""
+    said = "my password is hunter2"
+    await service.client.sync_turn("u1", "a1", "t1", user_content=said, assistant_content="ok")
+    await until(lambda: _count(service, 1))
+    (entry,) = await service.log()
+    digest = hashlib.sha256(said.encode()).hexdigest()[:32]
+    assert entry.event["payload"]["user_content"] == {"chars": len(said), "sha256": digest}
+    assert "hunter2" not in json.dumps(entry.event) and entry.detail["turn_index"] == 1
+
+
+async def test_the_log_keeps_turn_text_when_the_setting_asks(service: Service) -> None:
+    await service.stop_consumers()
+    settings = service.settings.model_copy(update={"log_turn_text": True})
+    service.start_consumer("w2", Runtime(settings, service.redis, jobs=service.jobs))
+    await service.client.sync_turn("u1", "a1", "t1", user_content="hi", assistant_content="yo")
+    await until(lambda: _count(service, 1))
+    (entry,) = await service.log()
+    assert entry.event["payload"]["user_content"] == "hi"
 
 
 async def _count(service: Service, n: int) -> bool:
