@@ -106,6 +106,9 @@ class Keys:
     def turns(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("turns", user_id, agent_id, thread_id)
 
+    def earlier_turns(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        return self._thread("turns0", user_id, agent_id, thread_id)
+
     def turn_queue(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("turnq", user_id, agent_id, thread_id)
 

@@ -6,7 +6,11 @@
   it is delivered, so a retried retain lands on the same Hindsight document; and
   in the order the turns were published, whichever worker processes them first
   (the client appends each turn's event id to the thread's turn queue as it
-  publishes; numbering a turn numbers every turn queued before it).
+  publishes; numbering a turn numbers every turn queued before it). The ledger
+  remembers the event ids of at least a thread's last ``TURN_LEDGER_SIZE`` turns
+  (at most twice that): a redelivery of an older turn (a dead event re-driven
+  after that many more turns in its thread) is numbered anew, which retains it
+  as a turn of its own.
 """
 
 from __future__ import annotations
@@ -19,11 +23,17 @@ from memsvc.keys import Keys
 
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 FAILURES_TTL_SECONDS = 3600
+TURN_LEDGER_SIZE = 1000  # event ids a thread's ledger is sure to remember, newest first
 
-# KEYS[1] ledger, KEYS[2] turn queue (event ids in publish order);
-# ARGV: event id, ttl, the agent's own index or ''
+# KEYS[1] ledger, KEYS[2] turn queue (event ids in publish order), KEYS[3] the ledger's
+# previous generation; ARGV: event id, ttl, the agent's own index or '', generation size.
+# A ledger past its size becomes the previous generation (the one before is dropped),
+# so at least the newest ``size`` ids are always known and never more than twice that.
 _TURN_INDEX = """
-local index = redis.call('HGET', KEYS[1], ARGV[1])
+local function known(id)
+  return redis.call('HGET', KEYS[1], id) or redis.call('HGET', KEYS[3], id)
+end
+local index = known(ARGV[1])
 if index then return tonumber(index) end
 if ARGV[3] ~= '' then
   index = tonumber(ARGV[3])
@@ -36,21 +46,28 @@ else
     while true do
       local queued = redis.call('LPOP', KEYS[2])
       if not queued then break end
-      if not redis.call('HGET', KEYS[1], queued) then
+      if not known(queued) then
         redis.call('HSET', KEYS[1], queued, redis.call('HINCRBY', KEYS[1], '_next', 1))
       end
       if queued == ARGV[1] then break end
     end
   end
-  index = redis.call('HGET', KEYS[1], ARGV[1])
+  index = known(ARGV[1])
   if not index then  -- not queued (an older client, or the queue expired): next number
     index = redis.call('HINCRBY', KEYS[1], '_next', 1)
     redis.call('HSET', KEYS[1], ARGV[1], index)
   end
   index = tonumber(index)
 end
+if redis.call('HLEN', KEYS[1]) > tonumber(ARGV[4]) then
+  local next = redis.call('HGET', KEYS[1], '_next')
+  redis.call('RENAME', KEYS[1], KEYS[3])
+  redis.call('HDEL', KEYS[3], '_next')
+  redis.call('HSET', KEYS[1], '_next', next)
+end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
+if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[2]) end
 return index
 """
 
@@ -58,9 +75,10 @@ return index
 class SessionState:
     """Per-thread state every worker sees: turn numbers, the last thread, consolidation failures."""
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, ledger_size: int = TURN_LEDGER_SIZE) -> None:
         self._redis = redis
         self._keys = keys
+        self._ledger_size = ledger_size
         self._turn_index = redis.register_script(_TURN_INDEX)
 
     async def enter_thread(self, user_id: str, agent_id: str, thread_id: str) -> str | None:
@@ -85,8 +103,14 @@ class SessionState:
         keys = [
             self._keys.turns(user_id, agent_id, thread_id),
             self._keys.turn_queue(user_id, agent_id, thread_id),
+            self._keys.earlier_turns(user_id, agent_id, thread_id),
         ]
-        args: list[str | int] = [event_id, SESSION_TTL_SECONDS, "" if given is None else given]
+        args: list[str | int] = [
+            event_id,
+            SESSION_TTL_SECONDS,
+            "" if given is None else given,
+            self._ledger_size,
+        ]
         return int(await self._turn_index(keys=keys, args=args))
 
     async def turn_count(self, user_id: str, agent_id: str, thread_id: str) -> int:

@@ -72,3 +72,19 @@ async def test_failure_counts_are_per_thread_expire_and_reset(fake_redis: Redis)
     assert 0 < await fake_redis.ttl(keys.failures("u", "a", "t1")) <= FAILURES_TTL_SECONDS
     await failures.reset("t1")
     assert await failures.record("t1") == 1
+
+
+async def test_the_turn_ledger_remembers_only_the_newest_turns(fake_redis: Redis) -> None:
+    """A long thread's ledger stays bounded; recent redeliveries keep their numbers."""
+    keys = Keys("t")
+    state = SessionState(fake_redis, keys, ledger_size=5)
+    ids = [f"e{n}" for n in range(1, 23)]
+    assert [await state.turn_index("u", "a", "t1", e) for e in ids] == list(range(1, 23))
+    held: set[str] = set()
+    for key in (keys.turns("u", "a", "t1"), keys.earlier_turns("u", "a", "t1")):
+        held |= {k.decode() for k in await fake_redis.hkeys(key)} - {"_next"}  # type: ignore[misc]
+    assert set(ids[-5:]) <= held and len(held) < 2 * 5  # the newest, and never twice as many
+    assert [await state.turn_index("u", "a", "t1", e) for e in ids[-5:]] == list(range(18, 23))
+    assert await state.turn_count("u", "a", "t1") == 22  # the count is not forgotten
+    # a turn older than the ledger, delivered again, is numbered as a new turn
+    assert await state.turn_index("u", "a", "t1", "e1") == 23
