@@ -40,6 +40,7 @@ from memsvc.keys import Keys
 from memsvc.paths import DataLayout
 from memsvc.settings import ServiceSettings
 from memsvc.store.atomicfile import read_file
+from memsvc.store.filestore import CurrentFile
 from memsvc.store.journal import FileJournal
 from memsvc.store.memfile import parse
 
@@ -82,12 +83,11 @@ async def read_as_served(
         for u in range(USERS):
             user = f"user-{u}"
             path = layout.anchored(layout.store_file("user", user, f"agent-{u}-0"))
-            state = await read_file(path)
-            head = await journal.head("user", user, f"agent-{u}-0")
-            behind = head is not None and head.lagging(state.fingerprint)
-            lagging += behind
-            data = head.data if head is not None and behind else state.data or b""
-            served += [(user, e) for e in parse(data).entries]
+            current = CurrentFile(
+                await read_file(path), await journal.head("user", user, f"agent-{u}-0")
+            )
+            lagging += current.lagging
+            served += [(user, e) for e in parse(current.data).entries]
     finally:
         await redis.aclose()
     return served, lagging

@@ -70,7 +70,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class _Current:
+class CurrentFile:
     """A file as a writer or reader must take it: from disk, or from the journal's head."""
 
     state: FileState
@@ -125,14 +125,14 @@ class BuiltinStore:
             self._repair_soon(target)
         return parse(current.data).entries
 
-    async def _current(self, target: Target) -> _Current:
+    async def _current(self, target: Target) -> CurrentFile:
         if self._journal is None:
-            return _Current(await read_file(self._files[target]), None)
+            return CurrentFile(await read_file(self._files[target]), None)
         state, head = await asyncio.gather(
             read_file(self._files[target]),
             self._journal.head(target, self.user_id, self.agent_id),
         )
-        return _Current(state, head)
+        return CurrentFile(state, head)
 
     async def write(
         self,
@@ -184,7 +184,7 @@ class BuiltinStore:
         self,
         target: Target,
         lease: Lease,
-        current: _Current,
+        current: CurrentFile,
         data: bytes,
         receipt: tuple[WriteGuard | None, Applied] | None,
     ) -> None:
