@@ -76,4 +76,7 @@ def job_functions(policy: RetryPolicy) -> dict[str, JobFunction]:
         JobName.FLUSH: flush_turns,
         JobName.RETAIN: retain_fact,
     }
-    return {str(name): durable(function, policy) for name, function in functions.items()}
+    # parked under the name they are queued by, so that a re-drive finds the function
+    return {
+        str(name): durable(function, policy, name=str(name)) for name, function in functions.items()
+    }

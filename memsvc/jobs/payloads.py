@@ -8,6 +8,7 @@ no longer fits says so when it is re-driven, instead of running half right.
 
 from __future__ import annotations
 
+import time
 from enum import StrEnum
 from typing import Any, ClassVar, Self
 
@@ -41,8 +42,9 @@ class Job(BaseModel):
     event_id: str = ""  # the event that queued it, when one did
     enqueued_at: float | None = None  # stamped by the queue: a job's age bounds its retries
 
-    def payload(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+    def queued(self) -> dict[str, Any]:
+        """The payload as a queue holds it, stamped now: a job's age bounds its retries."""
+        return {**self.model_dump(mode="json", exclude_none=True), "enqueued_at": time.time()}
 
     @classmethod
     def parse(cls, payload: dict[str, Any]) -> Self:

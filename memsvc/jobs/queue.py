@@ -119,9 +119,8 @@ class ArqJobs:
         self._expires = expires_seconds  # beyond the policy's max age: arq must not drop it first
 
     async def enqueue(self, job: Job, *, job_id: str) -> None:
-        stamped = {**job.payload(), "enqueued_at": time.time()}
         await self._pool.enqueue_job(
-            job.name, stamped, _job_id=job_id, _queue_name=self._queue, _expires=self._expires
+            job.name, job.queued(), _job_id=job_id, _queue_name=self._queue, _expires=self._expires
         )
 
 
@@ -178,14 +177,15 @@ class DeadLetters:
         return redriven
 
 
-def durable(function: JobFunction, policy: RetryPolicy) -> JobFunction:
+def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = None) -> JobFunction:
     """Wrap a job: retry what fails with backoff, park what is out of tries or too old.
 
     Only ``Retry`` makes arq run a job again; any other exception would end it for
-    good, so every failure is turned into one or the other here.
+    good, so every failure is turned into one or the other here. ``name`` (the
+    function's own by default) is what a parked job is re-driven under.
     """
 
-    name = function.__name__
+    name = name or function.__name__
 
     async def record(
         ctx: dict[str, Any], payload: dict[str, Any], outcome: str, detail: dict[str, Any]
@@ -263,9 +263,7 @@ class InlineJobs:
         self._seen[job_id] = None
         if len(self._seen) > _INLINE_SEEN:
             self._seen.popitem(last=False)
-        self._tasks.spawn(
-            self._run(job.name, {**job.payload(), "enqueued_at": time.time()}, job_id)
-        )
+        self._tasks.spawn(self._run(job.name, job.queued(), job_id))
 
     async def _run(self, function: str, payload: dict[str, Any], job_id: str) -> None:
         job_try = 1
