@@ -12,6 +12,7 @@ too, so a data dir on an SMB share or a Windows host stays safe.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Literal
 
@@ -43,7 +44,10 @@ def _preview(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@functools.lru_cache(maxsize=65_536)
 def _reason(value: str) -> str | None:
+    """Why ``value`` is not a safe id (``None``: it is); cached, as every key built checks
+    the same few ids again."""
     if not value:
         return "must not be empty"
     if len(value) > MAX_ID_LENGTH:

@@ -98,7 +98,12 @@ class Keys:
         return self.store_lock(target, user_id, agent_id).replace(":lock:", ":journal:", 1)
 
     def snapshot(self, user_id: str, agent_id: str, thread_id: str) -> str:
+        """A thread's pointer to the snapshot it was frozen with."""
         return self._thread("snap", user_id, agent_id, thread_id)
+
+    def snapshot_bodies(self, user_id: str) -> str:
+        """The prefix of a user's snapshots, each stored once under its content digest."""
+        return f"{self._user(user_id)}:snapbody:"
 
     def failures(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("fails", user_id, agent_id, thread_id)

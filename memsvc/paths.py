@@ -23,6 +23,7 @@ from memsvc.errors import PathEscapeError
 from memsvc.ids import IdKind, InvalidIdError, validate_id
 
 Target = Literal["user", "memory"]
+TARGETS: tuple[Target, ...] = ("user", "memory")
 
 USER_FILE = "USER.md"
 MEMORY_FILE = "MEMORY.md"

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from memsvc.builtin.schema import MEMORY_SCHEMA
-from memsvc.builtin.snapshot import Snapshot, SnapshotCache, render_block
+from memsvc.builtin.snapshot import Snapshot, SnapshotCache, ThreadRead, render_block
 from memsvc.builtin.tool import FailureCounter, MemoryTool, ToolOutcome
 from memsvc.ids import DEFAULT_THREAD
-from memsvc.paths import MEMORY_FILE, USER_FILE
+from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, Target
 from memsvc.provider import MemoryProvider
 from memsvc.security.scanner import Scanner
 from memsvc.security.screening import prompt_entries
 from memsvc.store.filestore import BuiltinStore
+from memsvc.store.journal import Head, decode_head
 from memsvc.store.receipts import EventReceipt
 
 
@@ -54,14 +56,15 @@ class BuiltinProvider(MemoryProvider):
     ) -> None:
         return None  # the store is bound to its files at construction; nothing to open
 
-    async def take_snapshot(self) -> Snapshot:
-        """Render the files as they are on disk now.
+    async def take_snapshot(self, heads: Mapping[Target, Head | None] | None = None) -> Snapshot:
+        """Render the files as they are served now (``heads``: their journal heads, if read).
 
         Scanning runs in a thread: a big hand-edited file costs this user's render
         the time, not the event loop every other user's prefetch runs on.
         """
         limits = self.store.limits
-        user_raw, memory_raw = await self.store.read("user"), await self.store.read("memory")
+        files = await self.store.read_all(heads=heads)
+        user_raw, memory_raw = files["user"], files["memory"]
         user, memory = await asyncio.to_thread(
             lambda: (
                 prompt_entries(self._scanner, user_raw, USER_FILE),
@@ -92,9 +95,25 @@ class BuiltinProvider(MemoryProvider):
         await self._snapshots.drop(self.store.user_id, self.store.agent_id, thread_id)
         return await self.snapshot(thread_id)
 
-    async def prefetch(self, query: str, *, thread_id: str = DEFAULT_THREAD) -> str:
-        await self._failures.reset(thread_id)  # a prefetch starts a turn
-        return (await self.snapshot(thread_id)).text
+    async def prefetch(
+        self, query: str, *, thread_id: str = DEFAULT_THREAD, read: ThreadRead | None = None
+    ) -> str:
+        """A prefetch starts a turn: the turn's failure count is reset and the snapshot served.
+
+        ``read`` is what a worker's first round trip of the event learned of the
+        thread, having reset the count in the same trip; without it both happen here.
+        """
+        if read is None:
+            await self._failures.reset(thread_id)
+            return (await self.snapshot(thread_id)).text
+        if read.snapshot is not None:
+            return read.snapshot.text
+        heads = None  # an embedded store has no journal
+        if read.heads:
+            heads = dict(zip(TARGETS, (decode_head(*raw) for raw in read.heads), strict=True))
+        taken = await self.take_snapshot(heads)
+        ids = (self.store.user_id, self.store.agent_id, thread_id)
+        return (await self._snapshots.put_first(*ids, taken)).text
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return [MEMORY_SCHEMA]

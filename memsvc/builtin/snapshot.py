@@ -22,12 +22,15 @@ provider's prefix cache warm.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from memsvc.keys import Keys
 from memsvc.paths import Target
@@ -157,8 +160,65 @@ class SnapshotCache(Protocol):
     async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None: ...
 
 
+# A thread's pointer and the body it names, or nothing: a pointer whose body is gone
+# (deleted by hand) counts as no snapshot. The body's key is derived from the pointer
+# (the digest it starts with) and carries the same hash tag: one slot.
+_FROZEN = """
+local function frozen(pointer_key, bodies)
+  local pointer = redis.call('GET', pointer_key)
+  if not pointer then return nil end
+  local body = redis.call('GET', bodies .. string.sub(pointer, 1, 64))
+  if body then return {pointer, body} end
+  return nil
+end
+"""
+
+# KEYS[1] the thread's pointer, then pairs of (journal head, its unconfirmed renames) to
+# read instead when the thread has no snapshot yet; ARGV[1] the user's body prefix.
+_READ = (
+    _FROZEN
+    + """
+local kept = frozen(KEYS[1], ARGV[1])
+if kept then return kept end
+local found = {false, false}
+for i = 2, #KEYS, 2 do
+  found[#found + 1] = redis.call('HGETALL', KEYS[i])
+  found[#found + 1] = redis.call('ZRANGE', KEYS[i + 1], 0, -1)
+end
+return found
+"""
+)
+
+# KEYS[1] the thread's pointer, KEYS[2] the body; ARGV: pointer, body, ttl, body prefix.
+# A body outlives every pointer to it: each put refreshes its expiry to the full ttl.
+_PUT_FIRST = (
+    _FROZEN
+    + """
+local kept = frozen(KEYS[1], ARGV[4])
+if kept then return kept end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return false
+"""
+)
+
+
+@dataclass(frozen=True)
+class ThreadRead:
+    """A thread's snapshot as read in an event's first round trip; when it has none, the raw
+    journal heads (``FileJournal.decode_head`` pairs) its files are served from, to take one."""
+
+    snapshot: Snapshot | None
+    heads: list[tuple[Any, Any]]
+
+
 class RedisSnapshotCache:
-    """Snapshots in Redis, so every worker on every host serves a thread the same bytes."""
+    """Snapshots in Redis, so every worker on every host serves a thread the same bytes.
+
+    Each distinct snapshot of a user is stored once, under the digest of its bytes; a
+    thread holds a small pointer to it (digest and time taken). Threads whose files did
+    not change between their starts share one body.
+    """
 
     def __init__(
         self, redis: Redis, keys: Keys, *, ttl_seconds: int = default("snapshot_ttl_seconds")
@@ -166,32 +226,75 @@ class RedisSnapshotCache:
         self._redis = redis
         self._keys = keys
         self._ttl = ttl_seconds
+        self._put_first = redis.register_script(_PUT_FIRST)
+
+    def queue_read(
+        self,
+        pipe: Pipeline,
+        user_id: str,
+        agent_id: str,
+        thread_id: str,
+        *,
+        heads: Sequence[tuple[str, str]] = (),
+    ) -> Callable[[Any], ThreadRead]:
+        """Queue the read of a thread's snapshot on ``pipe``; returns how to decode its answer.
+
+        Sent as ``EVAL`` (a pipeline with a registered script would first ask Redis
+        whether it knows it: one more round trip).
+        """
+        keys = [self._keys.snapshot(user_id, agent_id, thread_id)]
+        for pair in heads:
+            keys.extend(pair)
+        pipe.eval(_READ, len(keys), *keys, self._keys.snapshot_bodies(user_id))
+
+        def decode(raw: Any) -> ThreadRead:
+            if raw[0] is not None:
+                body = _decode(raw[0], raw[1])
+                return ThreadRead(body, [])
+            found = raw[2:]
+            return ThreadRead(None, list(zip(found[0::2], found[1::2], strict=True)))
+
+        return decode
+
+    def queue_known(
+        self, pipe: Pipeline, user_id: str, agent_id: str, thread_id: str
+    ) -> Callable[[Any], bool]:
+        """Queue whether the thread has a snapshot (without its bytes) on ``pipe``."""
+        pipe.exists(self._keys.snapshot(user_id, agent_id, thread_id))
+        return bool
 
     async def get(self, user_id: str, agent_id: str, thread_id: str) -> Snapshot | None:
-        key = self._keys.snapshot(user_id, agent_id, thread_id)
-        raw = await self._redis.get(key)
-        return None if raw is None else _decode(raw)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            decode = self.queue_read(pipe, user_id, agent_id, thread_id)
+            (raw,) = await pipe.execute()
+        return decode(raw).snapshot
 
     async def put_first(
         self, user_id: str, agent_id: str, thread_id: str, snapshot: Snapshot
     ) -> Snapshot:
-        key = self._keys.snapshot(user_id, agent_id, thread_id)
-        if await self._redis.set(key, _encode(snapshot), nx=True, ex=self._ttl):
-            return snapshot
-        raw = await self._redis.get(key)
-        return snapshot if raw is None else _decode(raw)
+        body = _encode_body(snapshot)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        bodies = self._keys.snapshot_bodies(user_id)
+        kept = await self._put_first(
+            keys=[self._keys.snapshot(user_id, agent_id, thread_id), bodies + digest],
+            args=[f"{digest} {snapshot.taken_at!r}", body, self._ttl, bodies],
+        )
+        return snapshot if kept is None else _decode(kept[0], kept[1])
 
     async def drop(self, user_id: str, agent_id: str, thread_id: str) -> None:
+        """Forget the thread's snapshot; its body stays while other threads may point to it."""
         await self._redis.delete(self._keys.snapshot(user_id, agent_id, thread_id))
 
 
-def _encode(snapshot: Snapshot) -> str:
+def _encode_body(snapshot: Snapshot) -> str:
     return json.dumps(
-        {"memory": snapshot.memory_block, "user": snapshot.user_block, "at": snapshot.taken_at},
-        ensure_ascii=False,
+        {"memory": snapshot.memory_block, "user": snapshot.user_block}, ensure_ascii=False
     )
 
 
-def _decode(raw: bytes | str) -> Snapshot:
-    data = json.loads(raw)
-    return Snapshot(memory_block=data["memory"], user_block=data["user"], taken_at=data["at"])
+def _decode(pointer: bytes | str, body: bytes | str) -> Snapshot:
+    text = pointer.decode() if isinstance(pointer, bytes) else pointer
+    data = json.loads(body)
+    return Snapshot(
+        memory_block=data["memory"], user_block=data["user"], taken_at=float(text.split(" ")[1])
+    )

@@ -49,6 +49,10 @@ class FailureCounter(Protocol):
 
     async def reset(self, thread_id: str) -> None: ...
 
+    def key(self, thread_id: str) -> str:
+        """Where the count lives: a write's commit clears it in the same step."""
+        ...
+
 
 class MemoryTool:
     """The handler of the ``memory`` tool for one (user, agent)."""
@@ -61,11 +65,11 @@ class MemoryTool:
     async def call(
         self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
     ) -> ToolOutcome:
-        """Run one call; with a ``receipt``, a redelivered call has its effects only once."""
-        if receipt is not None:
-            prior = await receipt.load()
-            if prior is not None and not prior.parked:
-                return ToolOutcome(prior.result, prior.target, prior.changes)
+        """Run one call; with a ``receipt``, a redelivered call has its effects only once.
+
+        The receipt is looked up under the file's lock (with its acquire): a call
+        refused before it reaches the lock is refused again the same way.
+        """
         outcome = await self._call(args, thread_id, receipt)
         # a write that changed the file recorded its receipt with its commit
         if receipt is not None and not outcome.changes and not outcome.result.get("retryable"):
@@ -155,7 +159,11 @@ class MemoryTool:
         def result_of(applied: Applied) -> dict[str, Any]:
             return replies.success(self._view(target), target, ops, applied, batch)
 
-        guard = ReceiptGuard(receipt, target, result_of) if receipt is not None else None
+        guard = None
+        if receipt is not None:
+            guard = ReceiptGuard(
+                receipt, target, result_of, clears=(self._failures.key(thread_id),)
+            )
         try:
             applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
         except AlreadyApplied:
@@ -168,7 +176,8 @@ class MemoryTool:
             return ToolOutcome(replies.busy(self._view(target)), target)
         except LockUnavailableError:
             return ToolOutcome(replies.unavailable(), target)
-        await self._failures.reset(thread_id)
+        if guard is None or not applied.changes:  # else its commit cleared the count
+            await self._failures.reset(thread_id)
         return ToolOutcome(result_of(applied), target, applied.changes)
 
     async def _refused(

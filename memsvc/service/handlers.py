@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from memsvc.builtin.snapshot import ThreadRead
 from memsvc.builtin.tool import ToolOutcome
 from memsvc.config import MemoryConfig
 from memsvc.events import (
@@ -28,6 +29,7 @@ from memsvc.events import (
     ToolSchemasEvent,
 )
 from memsvc.jobs.payloads import SyncTurnJob
+from memsvc.paths import TARGETS
 from memsvc.service.manager import MemoryManager
 from memsvc.service.runtime import Runtime
 
@@ -57,9 +59,11 @@ class EventHandlers:
         memory = await self._rt.memory(event.user_id, event.agent_id)
         manager = memory.manager
         switched: dict[str, Any] | None = None
+        read: ThreadRead | None = None
         if isinstance(event, PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
-            switched = await self._follow_thread(event, manager)
-        handled = await self._dispatch(event, manager, memory.config.config)
+            previous, known, read = await self._enter_thread(event)
+            switched = await self._follow_thread(event, manager, previous, known)
+        handled = await self._dispatch(event, manager, memory.config.config, read)
         if switched is not None:
             handled.detail["session_switch"] = switched
         if problems := memory.config.problems:  # served without a broken override file
@@ -69,10 +73,10 @@ class EventHandlers:
         return handled
 
     async def _dispatch(
-        self, event: Event, manager: MemoryManager, config: MemoryConfig
+        self, event: Event, manager: MemoryManager, config: MemoryConfig, read: ThreadRead | None
     ) -> Handled:
         if isinstance(event, PrefetchEvent):
-            return await self._prefetch(event, manager, config)
+            return await self._prefetch(event, manager, config, read)
         if isinstance(event, MemoryWriteEvent):
             return await self._memory_write(event, manager, event.payload.args)
         if isinstance(event, ToolCallEvent):
@@ -91,10 +95,43 @@ class EventHandlers:
             return Handled(reply={"text": snapshot.text, "taken_at": snapshot.taken_at})
         raise AssertionError(f"no handler for {type(event).__name__}")
 
+    async def _enter_thread(
+        self,
+        event: PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent,
+    ) -> tuple[str | None, bool, ThreadRead | None]:
+        """The event's first round trip: the previous thread, whether this one has a snapshot,
+        and for a prefetch that starts a turn, the snapshot itself.
+
+        That prefetch also resets the turn's failure count, and for a thread without a
+        snapshot yet reads the journal heads its files are served from, so that taking
+        one costs no further read.
+        """
+        rt = self._rt
+        ids = (event.user_id, event.agent_id, event.thread_id)
+        starts_turn = isinstance(event, PrefetchEvent) and not event.payload.warm
+        heads = []
+        if starts_turn and rt.journal is not None:
+            heads = [
+                rt.journal.keys_of(target, event.user_id, event.agent_id) for target in TARGETS
+            ]
+        async with rt.redis.pipeline(transaction=False) as pipe:
+            previous_of = rt.sessions.queue_enter(pipe, *ids)
+            if not starts_turn:
+                known_of = rt.snapshots.queue_known(pipe, *ids)
+                previous, known = await pipe.execute()
+                return previous_of(previous), known_of(known), None
+            read_of = rt.snapshots.queue_read(pipe, *ids, heads=heads)
+            rt.sessions.failures(event.user_id, event.agent_id).queue_reset(pipe, event.thread_id)
+            previous, raw, _ = await pipe.execute()
+        read = read_of(raw)
+        return previous_of(previous), read.snapshot is not None, read
+
     async def _follow_thread(
         self,
         event: PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent,
         manager: MemoryManager,
+        previous: str | None,
+        resumed: bool,
     ) -> dict[str, Any] | None:
         """An agent that shows up in another thread has switched sessions.
 
@@ -104,13 +141,8 @@ class EventHandlers:
         new thread's snapshot right now. The providers hear of the switch (the
         threads left behind get their buffered turns retained).
         """
-        previous = await self._rt.sessions.enter_thread(
-            event.user_id, event.agent_id, event.thread_id
-        )
         if previous is None or previous == event.thread_id:
             return None
-        known = await self._rt.snapshots.get(event.user_id, event.agent_id, event.thread_id)
-        resumed = known is not None
         await manager.on_session_switch(event.thread_id, reset=False)
         log.info(
             "session_switch_detected",
@@ -123,13 +155,20 @@ class EventHandlers:
         return {"detected": True, "previous": previous, "resumed": resumed}
 
     async def _prefetch(
-        self, event: PrefetchEvent, manager: MemoryManager, config: MemoryConfig
+        self,
+        event: PrefetchEvent,
+        manager: MemoryManager,
+        config: MemoryConfig,
+        read: ThreadRead | None,
     ) -> Handled:
         if event.payload.warm:
             await manager.queue_prefetch_all(event.payload.query, thread_id=event.thread_id)
             return Handled(detail={"warm": True})
         result = await manager.prefetch_all(
-            event.payload.query, thread_id=event.thread_id, injection=config.injection
+            event.payload.query,
+            thread_id=event.thread_id,
+            injection=config.injection,
+            builtin_read=read,
         )
         reply = {
             "text": result.text,

@@ -20,6 +20,7 @@ import structlog
 
 from memsvc.builtin.provider import BuiltinProvider
 from memsvc.builtin.schema import MEMORY_SCHEMA
+from memsvc.builtin.snapshot import ThreadRead
 from memsvc.builtin.tool import ToolOutcome
 from memsvc.config import InjectionConfig
 from memsvc.errors import ProviderLimitError
@@ -240,8 +241,12 @@ class MemoryManager:
         *,
         thread_id: str = DEFAULT_THREAD,
         injection: InjectionConfig | None = None,
+        builtin_read: ThreadRead | None = None,
     ) -> PrefetchResult:
-        """Every provider concurrently, each under its own timeout."""
+        """Every provider concurrently, each under its own timeout.
+
+        ``builtin_read``: the thread's snapshot as the event's first round trip read it
+        (see :meth:`BuiltinProvider.prefetch`)."""
         injection = injection or InjectionConfig()
         if not injection.enabled:
             return PrefetchResult(skipped={p.name: "injection disabled" for p in self.providers})
@@ -262,7 +267,11 @@ class MemoryManager:
             value = await self._call(
                 provider,
                 "prefetch",
-                lambda: provider.prefetch(query, thread_id=thread_id),
+                lambda: (
+                    self.builtin.prefetch(query, thread_id=thread_id, read=builtin_read)
+                    if provider is self.builtin
+                    else provider.prefetch(query, thread_id=thread_id)
+                ),
                 self._prefetch_timeout,
             )
             return value, (time.perf_counter() - start) * 1000

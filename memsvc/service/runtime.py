@@ -36,7 +36,7 @@ from memsvc.service.eventlog import EventLog
 from memsvc.service.manager import MemoryManager, MirrorRequest
 from memsvc.service.sessions import SessionState
 from memsvc.settings import ServiceSettings
-from memsvc.store.filestore import BuiltinStore, Limits
+from memsvc.store.filestore import BuiltinStore, Limits, new_batches
 from memsvc.store.journal import FileJournal
 from memsvc.store.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, WriteLocks
 from memsvc.store.receipts import Receipts
@@ -88,6 +88,7 @@ class Runtime:
         )
         # leases can expire under a stalled writer: their commits go through the journal
         self.journal = FileJournal(redis, self.keys) if shared_redis else None
+        self.write_batches = new_batches()  # a user's agents share USER.md: one queue per file
         self.snapshots = RedisSnapshotCache(
             redis, self.keys, ttl_seconds=settings.snapshot_ttl_seconds
         )
@@ -176,6 +177,7 @@ class Runtime:
                 user=config.builtin.user_char_limit, memory=config.builtin.memory_char_limit
             ),
             journal=self.journal,
+            batches=self.write_batches,
         )
         classifier = config.security.classifier
         scanner = Scanner(

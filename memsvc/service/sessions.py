@@ -15,9 +15,11 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from memsvc.keys import Keys
 
@@ -83,9 +85,19 @@ class SessionState:
 
     async def enter_thread(self, user_id: str, agent_id: str, thread_id: str) -> str | None:
         """Record ``thread_id`` as the agent's current thread; return the previous one."""
-        key = self._keys.last_thread(user_id, agent_id)
-        previous = await self._redis.set(key, thread_id, ex=SESSION_TTL_SECONDS, get=True)
-        return None if previous is None else _text(previous)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            decode = self.queue_enter(pipe, user_id, agent_id, thread_id)
+            (previous,) = await pipe.execute()
+        return decode(previous)
+
+    def queue_enter(
+        self, pipe: Pipeline, user_id: str, agent_id: str, thread_id: str
+    ) -> Callable[[Any], str | None]:
+        """:meth:`enter_thread` queued on ``pipe``; returns how to decode its answer."""
+        pipe.set(
+            self._keys.last_thread(user_id, agent_id), thread_id, ex=SESSION_TTL_SECONDS, get=True
+        )
+        return lambda previous: None if previous is None else _text(previous)
 
     async def turn_index(
         self,
@@ -132,7 +144,7 @@ class TurnFailures:
         self._agent = agent_id
 
     async def record(self, thread_id: str) -> int:
-        key = self._keys.failures(self._user, self._agent, thread_id)
+        key = self.key(thread_id)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.incr(key)
             pipe.expire(key, FAILURES_TTL_SECONDS)
@@ -140,7 +152,13 @@ class TurnFailures:
         return cast(int, count)
 
     async def reset(self, thread_id: str) -> None:
-        await self._redis.delete(self._keys.failures(self._user, self._agent, thread_id))
+        await self._redis.delete(self.key(thread_id))
+
+    def queue_reset(self, pipe: Pipeline, thread_id: str) -> None:
+        pipe.delete(self.key(thread_id))
+
+    def key(self, thread_id: str) -> str:
+        return self._keys.failures(self._user, self._agent, thread_id)
 
 
 def _text(value: bytes | str) -> str:

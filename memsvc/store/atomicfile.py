@@ -22,7 +22,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -131,10 +131,16 @@ async def read_bytes(path: Anchored) -> bytes | None:
 
 async def read_file(path: Anchored) -> FileState:
     """Bytes and fingerprint from one open descriptor, in one thread hand-off."""
-    return await asyncio.to_thread(_read_file, path)
+    return await asyncio.to_thread(read_file_now, path)
 
 
-def _read_file(path: Anchored) -> FileState:
+async def read_files(paths: Sequence[Anchored]) -> list[FileState]:
+    """Several files (a user's two), in one thread hand-off."""
+    return await asyncio.to_thread(lambda: [read_file_now(path) for path in paths])
+
+
+def read_file_now(path: Anchored) -> FileState:
+    """:func:`read_file` in the calling thread (for work that runs in a thread already)."""
     with _folder(path, create=False) as folder:
         if folder is None:
             return FileState(None, ABSENT)
@@ -181,6 +187,17 @@ def open_lock_file(path: Anchored) -> int:
     return fd
 
 
+@dataclass(frozen=True)
+class Staged:
+    """A replacement written and synced beside its file, not yet renamed into place."""
+
+    path: Anchored
+    data: bytes
+    folder: int  # an open descriptor of the file's folder, closed by installing
+    tmp: str
+    fingerprint: str  # of the file it will be once renamed
+
+
 async def write_atomic(
     path: Anchored,
     data: bytes,
@@ -192,22 +209,37 @@ async def write_atomic(
     ``before_commit`` gets that fingerprint before the rename and may veto it by
     raising (the fenced commit of :mod:`memsvc.store.journal`).
     """
-    folder, tmp, written = await asyncio.to_thread(_write_temp, path, data)
+    return await install(await asyncio.to_thread(stage, path, data), before_commit=before_commit)
+
+
+def write_atomic_now(path: Anchored, data: bytes) -> str:
+    """:func:`write_atomic` without a commit step, in the calling thread."""
+    staged = stage(path, data)
+    try:
+        _rename(staged)
+    finally:
+        os.close(staged.folder)
+    return staged.fingerprint
+
+
+async def install(
+    staged: Staged, *, before_commit: Callable[[str], Awaitable[None]] | None = None
+) -> str:
+    """Rename ``staged`` into place (after ``before_commit`` let it), or discard it."""
     try:
         if before_commit is not None:
-            await before_commit(written)
-        await asyncio.to_thread(_commit, folder, tmp, path)
+            await before_commit(staged.fingerprint)
+        await asyncio.to_thread(_rename, staged)
     except BaseException:
-        _discard(folder, tmp)
+        _unlink(staged.folder, staged.tmp)
         raise
     finally:
-        os.close(folder)
-    return written
+        os.close(staged.folder)
+    return staged.fingerprint
 
 
-def _write_temp(path: Anchored, data: bytes) -> tuple[int, str, str]:
-    """Write the temp file; returns the open folder (the caller closes it), its name and
-    its fingerprint."""
+def stage(path: Anchored, data: bytes) -> Staged:
+    """Write and sync the temp file of a replacement of ``path`` (in the calling thread)."""
     with _folder(path, create=True) as opened:
         assert opened is not None
         folder = os.dup(opened)
@@ -227,10 +259,12 @@ def _write_temp(path: Anchored, data: bytes) -> tuple[int, str, str]:
         finally:
             os.close(fd)
     except BaseException:
-        _discard(folder, tmp)
+        _unlink(folder, tmp)
         os.close(folder)
         raise
-    return folder, tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
+    return Staged(
+        path, data, folder, tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
+    )
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -239,14 +273,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _commit(folder: int, tmp: str, path: Anchored) -> None:
+def _rename(staged: Staged) -> None:
+    path = staged.path
     try:
-        os.replace(tmp, path.parts[-1], src_dir_fd=folder, dst_dir_fd=folder)
+        os.replace(staged.tmp, path.parts[-1], src_dir_fd=staged.folder, dst_dir_fd=staged.folder)
     except OSError as exc:
-        _refuse(exc, path, "regular file", folder)
-    os.fsync(folder)
+        _refuse(exc, path, "regular file", staged.folder)
+    os.fsync(staged.folder)
 
 
-def _discard(folder: int, tmp: str) -> None:
+def _unlink(folder: int, tmp: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp, dir_fd=folder)

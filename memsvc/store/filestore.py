@@ -16,17 +16,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import structlog
+from redis.asyncio.client import Pipeline
 
-from memsvc.paths import DataLayout, Target
-from memsvc.store.atomicfile import FileState, read_file, write_atomic
-from memsvc.store.edits import Applied, Op, apply
-from memsvc.store.journal import FileJournal, Head
+from memsvc.paths import TARGETS, DataLayout, Target
+from memsvc.store.atomicfile import (
+    FileState,
+    Staged,
+    install,
+    read_file_now,
+    read_files,
+    stage,
+    write_atomic_now,
+)
+from memsvc.store.batches import Queued, WriteBatches
+from memsvc.store.edits import Applied, EditRejected, Op, apply
+from memsvc.store.journal import FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
 
@@ -41,8 +51,22 @@ def digest(raw: bytes | None) -> str:
 class WriteGuard(Protocol):
     """Hooks of an exactly-once write (see :mod:`memsvc.store.receipts`)."""
 
-    async def already_applied(self) -> bool:
-        """Under the lock: was this write committed by an earlier delivery?"""
+    @property
+    def key(self) -> str:
+        """Where the write's receipt lives: read with the lock, in the same round trip."""
+        ...
+
+    @property
+    def clears(self) -> Sequence[str]:
+        """Keys the commit deletes in the same step (the turn's failure count)."""
+        ...
+
+    async def fetch(self) -> bytes | None:
+        """The receipt, for a lock that reads nothing with its acquire."""
+        ...
+
+    def already_applied(self, raw: bytes | None) -> bool:
+        """Given the receipt as read under the lock: was this write done by an earlier delivery?"""
         ...
 
     def receipt(self, applied: Applied) -> tuple[str, str]:
@@ -70,6 +94,29 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class _Write:
+    ops: list[Op]
+    guard: WriteGuard | None
+    vet: Callable[[list[str], Applied], None] | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one batch does to its file: each write's outcome, and the file staged to replace
+    it (``None``: nothing to write)."""
+
+    outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]]
+    current: CurrentFile
+    staged: Staged | None
+    records: list[tuple[WriteGuard, Applied]]
+
+    @property
+    def data(self) -> bytes:
+        assert self.staged is not None
+        return self.staged.data
+
+
+@dataclass(frozen=True)
 class CurrentFile:
     """A file as a writer or reader must take it: from disk, or from the journal's head."""
 
@@ -87,6 +134,11 @@ class CurrentFile:
         return self.state.data or b""
 
 
+def new_batches() -> WriteBatches[_Write, Applied]:
+    """The write queues one process shares between its stores."""
+    return WriteBatches()
+
+
 class BuiltinStore:
     """USER.md and MEMORY.md of one (user, agent): read as served, written under the lock through
     the journal.
@@ -101,17 +153,18 @@ class BuiltinStore:
         agent_id: str,
         limits: Limits | None = None,
         journal: FileJournal | None = None,
+        batches: WriteBatches[_Write, Applied] | None = None,
     ) -> None:
-        """``journal`` is required with locks that are leases (Redis), else optional."""
+        """``journal`` is required with locks that are leases (Redis), else optional.
+        ``batches`` is shared by every store of a process (a user's agents share USER.md)."""
         self.user_id = user_id
         self.agent_id = agent_id
         self.limits = limits or Limits()
         self._layout = layout
         self._locks = locks
         self._journal = journal
-        self._paths = {
-            target: layout.store_file(target, user_id, agent_id) for target in ("user", "memory")
-        }
+        self._batches = batches if batches is not None else new_batches()
+        self._paths = {target: layout.store_file(target, user_id, agent_id) for target in TARGETS}
         self._files = {target: layout.anchored(path) for target, path in self._paths.items()}
         self._repairs: dict[Target, asyncio.Task[None]] = {}
         self._dirty: set[Target] = set()
@@ -120,19 +173,32 @@ class BuiltinStore:
         return self._paths[target]
 
     async def read(self, target: Target) -> list[str]:
-        current = await self._current(target)
-        if current.lagging:
-            self._repair_soon(target)
-        return parse(current.data).entries
+        return (await self.read_all((target,)))[target]
 
-    async def _current(self, target: Target) -> CurrentFile:
-        if self._journal is None:
-            return CurrentFile(await read_file(self._files[target]), None)
-        state, head = await asyncio.gather(
-            read_file(self._files[target]),
-            self._journal.head(target, self.user_id, self.agent_id),
-        )
-        return CurrentFile(state, head)
+    async def read_all(
+        self,
+        targets: Sequence[Target] = TARGETS,
+        *,
+        heads: Mapping[Target, Head | None] | None = None,
+    ) -> dict[Target, list[str]]:
+        """The entries of ``targets`` as served: their journal heads in one round trip, or
+        none when the caller read them already (``heads``)."""
+        reading = asyncio.ensure_future(read_files([self._files[target] for target in targets]))
+        try:
+            if self._journal is None:
+                heads = dict.fromkeys(targets)
+            elif heads is None:
+                heads = await self._journal.heads(self.user_id, self.agent_id, targets)
+        except BaseException:
+            await asyncio.gather(reading, return_exceptions=True)
+            raise
+        entries: dict[Target, list[str]] = {}
+        for target, state in zip(targets, await reading, strict=True):
+            current = CurrentFile(state, heads[target])
+            if current.lagging:
+                self._repair_soon(target)
+            entries[target] = parse(current.data).entries
+        return entries
 
     async def write(
         self,
@@ -142,60 +208,136 @@ class BuiltinStore:
         guard: WriteGuard | None = None,
         vet: Callable[[list[str], Applied], None] | None = None,
     ) -> Applied:
-        """Apply ``ops`` under the writer lock.
+        """Apply ``ops`` under the writer lock, together with the writes queued beside it.
 
         ``vet`` sees the entries before and after and may refuse the result by raising
         ``EditRejected``. Raises ``EditRejected`` (nothing changed), a lock error
         (nothing written) or :class:`AlreadyApplied` (the guard recognised an earlier
         delivery).
         """
-        path = self.path(target)
-        async with self._locks.hold(target, self.user_id, self.agent_id) as lease:
-            if lease.fence is not None and self._journal is None:
-                raise TypeError("writes under a Redis lease need the file journal")
-            current = await self._current(target)
-            parsed = parse(current.data)
-            if guard is not None and await guard.already_applied():
-                if current.lagging:
-                    await asyncio.shield(self._replace(target, lease, current, current.data, None))
-                raise AlreadyApplied
-            applied = apply(parsed.entries, ops, self.limits.of(target))
-            if vet is not None and applied.changes:
-                vet(parsed.entries, applied)
-            if not applied.changes and not current.lagging:
-                return applied  # a no-op leaves even a non-canonical file untouched
-            raw = current.state.data
-            if not current.lagging and raw is not None and not parsed.canonical:
-                backup = self._files[target].sibling(f"{path.name}.{time.time_ns()}.bak")
-                await write_atomic(backup, raw)
-                log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
-            data = serialise(applied.entries)
-            committed = guard if applied.changes else None
-            # Once it starts, a replacement runs to its end even if this task is cancelled
-            # (a worker dropping an event another took over): a commit without its rename
-            # and confirmation would leave the file lagging until somebody read it.
-            await asyncio.shield(self._replace(target, lease, current, data, (committed, applied)))
+        key = str(self.path(target))  # USER.md is one file for every agent of its user
+        applied = await self._batches.submit(
+            key, _Write(ops, guard, vet), lambda batch: self._write_batch(target, batch)
+        )
         repair = self._repairs.get(target)
         if repair is not None and repair is not asyncio.current_task():
             await asyncio.shield(repair)  # the caller sees the file settled
         return applied
 
-    async def _replace(
+    async def _write_batch(self, target: Target, batch: list[Queued[_Write, Applied]]) -> None:
+        """One locked read-modify-write for every write of ``batch``, each in its turn.
+
+        Outcomes are settled only once the batch is on disk: a write refused because of
+        an earlier one in the batch is not told so if that one never landed.
+        """
+        guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
+        reads = None
+        if self._journal is not None:
+            head_key, unconfirmed_key = self._journal.keys_of(target, self.user_id, self.agent_id)
+
+            def reads(pipe: Pipeline) -> None:
+                pipe.hgetall(head_key)
+                pipe.zrange(unconfirmed_key, 0, -1)
+                for guard in guards:
+                    pipe.get(guard.key)
+
+        async with self._locks.hold(target, self.user_id, self.agent_id, reads=reads) as lease:
+            if lease.fence is not None and self._journal is None:
+                raise TypeError("writes under a Redis lease need the file journal")
+            head, receipts = await self._head_and_receipts(target, lease, guards)
+            # Once it starts, a replacement runs to its end even if this task is cancelled:
+            # a commit without its rename and confirmation would leave the file lagging
+            # until somebody read it.
+            outcomes = await asyncio.shield(self._rewrite(target, lease, head, batch, receipts))
+        for queued, outcome in outcomes:
+            if not queued.wanted:
+                continue
+            if isinstance(outcome, Exception):
+                queued.outcome.set_exception(outcome)
+            else:
+                queued.outcome.set_result(outcome)
+
+    async def _head_and_receipts(
+        self, target: Target, lease: Lease, guards: list[WriteGuard]
+    ) -> tuple[Head | None, dict[str, bytes | None]]:
+        """The journal's head and the receipts of ``guards``, as read with the lock."""
+        if lease.reads is not None:
+            fields, unconfirmed, *raws = lease.reads
+            receipts = {guard.key: raw for guard, raw in zip(guards, raws, strict=True)}
+            return decode_head(fields, unconfirmed), receipts
+        head = None
+        if self._journal is not None:
+            head = await self._journal.head(target, self.user_id, self.agent_id)
+        return head, {guard.key: await guard.fetch() for guard in guards}
+
+    async def _rewrite(
         self,
         target: Target,
         lease: Lease,
-        current: CurrentFile,
-        data: bytes,
-        receipt: tuple[WriteGuard | None, Applied] | None,
-    ) -> None:
-        """Commit and rename ``data``; repair the file if a newer version overtook it."""
-        guard, applied = receipt or (None, None)
+        head: Head | None,
+        batch: list[Queued[_Write, Applied]],
+        receipts: dict[str, bytes | None],
+    ) -> list[tuple[Queued[_Write, Applied], Applied | Exception]]:
+        """Plan the batch and stage its file in one thread hand-off, then commit and rename."""
+        plan = await asyncio.to_thread(self._plan, target, head, batch, receipts)
+        if plan.staged is not None:
+            await self._replace(target, lease, plan)
+        return plan.outcomes
+
+    def _plan(
+        self,
+        target: Target,
+        head: Head | None,
+        batch: list[Queued[_Write, Applied]],
+        receipts: dict[str, bytes | None],
+    ) -> _Plan:
+        """Read the file, apply each write in its turn, stage the result (in a thread)."""
+        path = self.path(target)
+        current = CurrentFile(read_file_now(self._files[target]), head)
+        parsed = parse(current.data)
+        entries = parsed.entries
+        outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]] = []
+        for queued in batch:
+            write = queued.item
+            guard = write.guard
+            if guard is not None and guard.already_applied(receipts[guard.key]):
+                outcomes.append((queued, AlreadyApplied()))
+                continue
+            try:
+                applied = apply(entries, write.ops, self.limits.of(target))
+                if write.vet is not None and applied.changes:
+                    write.vet(entries, applied)
+            except EditRejected as rejected:
+                outcomes.append((queued, rejected))
+                continue
+            entries = applied.entries
+            outcomes.append((queued, applied))
+        changed = [
+            (queued.item.guard, outcome)
+            for queued, outcome in outcomes
+            if isinstance(outcome, Applied) and outcome.changes
+        ]
+        if not changed and not current.lagging:  # a no-op leaves even a non-canonical file
+            return _Plan(outcomes, current, None, [])
+        raw = current.state.data
+        if not current.lagging and raw is not None and not parsed.canonical:
+            backup = self._files[target].sibling(f"{path.name}.{time.time_ns()}.bak")
+            write_atomic_now(backup, raw)
+            log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
+        data = serialise(entries) if changed else current.data
+        records = [(guard, applied) for guard, applied in changed if guard is not None]
+        return _Plan(outcomes, current, stage(self._files[target], data), records)
+
+    async def _replace(self, target: Target, lease: Lease, plan: _Plan) -> None:
+        """Commit and rename the staged file; repair it if a newer version overtook it."""
+        assert plan.staged is not None
+        current, records = plan.current, plan.records
         version = 0
 
         async def commit(written: str) -> None:
             nonlocal version
             if self._journal is None:
-                if guard is not None and applied is not None:
+                for guard, applied in records:
                     await guard.record(applied)
                 return
             version = await self._journal.commit(
@@ -206,16 +348,19 @@ class BuiltinStore:
                 expected=current.head.version if current.head is not None else 0,
                 written=written,
                 base=current.state.fingerprint,
-                data=data,
-                receipt=guard.receipt(applied)
-                if guard is not None and applied is not None
-                else None,
+                data=plan.data,
+                receipts=[guard.receipt(applied) for guard, applied in records],
+                clears=[key for guard, _ in records for key in guard.clears],
             )
 
-        written = await write_atomic(self._files[target], data, before_commit=commit)
+        written = await install(plan.staged, before_commit=commit)
         if self._journal is None:
             return
-        head = await self._journal.confirm(target, self.user_id, self.agent_id, written)
+        head = await self._journal.confirm(
+            target, self.user_id, self.agent_id, written, release=lease.fence
+        )
+        if lease.fence is not None:
+            lease.released_elsewhere()
         if head != version:
             # A newer version was committed while this writer stalled, and its own
             # (older) file may just have replaced it on disk: put the head back.

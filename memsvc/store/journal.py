@@ -22,22 +22,28 @@ edit made behind memsvc's back (by hand, by Hermes) and is taken as it is.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memsvc.errors import LockLostError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import Target
-from memsvc.store.locks import Fence
+from memsvc.store.locks import RELEASE_LUA, Fence
 from memsvc.store.receipts import RECEIPT_TTL_SECONDS
+
+log = structlog.get_logger(__name__)
 
 JOURNAL_TTL_SECONDS = 7 * 24 * 3600
 
-# KEYS: head, unconfirmed renames, lock ('' when not fenced by a lease), receipt
+# KEYS: head, unconfirmed renames, lock (the head when not fenced by a lease), then the
+#       receipts to record, then the keys the commit clears
 # ARGV: lock token, expected version, new fingerprint, base fingerprint, bytes,
-#       receipt value ('' for none), receipt ttl, journal ttl (ms), lease (ms), now
+#       receipt ttl, journal ttl (ms), lease (ms), now, number of receipts, receipt values
 _COMMIT = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
   return -1
@@ -47,28 +53,38 @@ if version ~= tonumber(ARGV[2]) then
   return -2
 end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'fp', ARGV[3], 'base', ARGV[4], 'data', ARGV[5])
-redis.call('PEXPIRE', KEYS[1], ARGV[8])
-redis.call('ZADD', KEYS[2], ARGV[10], ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[10] - ARGV[8] / 1000)
-redis.call('PEXPIRE', KEYS[2], ARGV[8])
-if ARGV[6] ~= '' then
-  redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[7])
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('ZADD', KEYS[2], ARGV[9], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9] - ARGV[7] / 1000)
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+local receipts = tonumber(ARGV[10])
+for i = 1, receipts do
+  redis.call('SET', KEYS[3 + i], ARGV[10 + i], 'EX', ARGV[6])
+end
+for i = 4 + receipts, #KEYS do
+  redis.call('DEL', KEYS[i])
 end
 if ARGV[1] ~= '' then
-  redis.call('PEXPIRE', KEYS[3], ARGV[9])
+  redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
 return version + 1
 """
 
-# KEYS: head, unconfirmed renames; ARGV: the fingerprint just renamed into place.
-# Only the head's rename is confirmed: a late rename of an older version must stay
-# recognisable as such until the file is repaired.
-_CONFIRM = """
+# KEYS: head, unconfirmed renames[, lock, its wake list]; ARGV: the fingerprint just
+# renamed into place[, lock token, wake ttl (ms)]. Only the head's rename is confirmed:
+# a late rename of an older version must stay recognisable as such until the file is
+# repaired. With a lease, the writer's last step releases it in the same round trip.
+_CONFIRM = (
+    RELEASE_LUA
+    + """
 if redis.call('HGET', KEYS[1], 'fp') == ARGV[1] then
   redis.call('ZREM', KEYS[2], ARGV[1])
 end
-return tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local released = -1
+if #KEYS > 2 then released = release(KEYS[3], KEYS[4], ARGV[2], ARGV[3]) end
+return {tonumber(redis.call('HGET', KEYS[1], 'v') or '0'), released}
 """
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,21 @@ class Head:
         return on_disk == self.base or on_disk in self.unconfirmed
 
 
+def decode_head(fields: Any, unconfirmed: Sequence[bytes]) -> Head | None:
+    """A head from its hash (a dict, or the flat list a script returns) and its renames."""
+    if isinstance(fields, list):
+        fields = dict(zip(fields[0::2], fields[1::2], strict=True))
+    if not fields:
+        return None
+    return Head(
+        version=int(fields[b"v"]),
+        fingerprint=fields[b"fp"].decode(),
+        base=fields[b"base"].decode(),
+        data=fields[b"data"],
+        unconfirmed=frozenset(fp.decode() for fp in unconfirmed),
+    )
+
+
 class FileJournal:
     """The head version of each memory file in Redis, committed only by the lease holder."""
 
@@ -98,28 +129,30 @@ class FileJournal:
         self._commit = redis.register_script(_COMMIT)
         self._confirm = redis.register_script(_CONFIRM)
 
-    def _keys_of(self, target: Target, user_id: str, agent_id: str) -> tuple[str, str]:
+    def keys_of(self, target: Target, user_id: str, agent_id: str) -> tuple[str, str]:
+        """The head's key and its unconfirmed renames' key, for reads batched elsewhere."""
         head = self._keys.journal(target, user_id, agent_id)
         return head, f"{head}:unconfirmed"
 
     async def head(self, target: Target, user_id: str, agent_id: str) -> Head | None:
-        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
+        return (await self.heads(user_id, agent_id, (target,)))[target]
+
+    async def heads(
+        self, user_id: str, agent_id: str, targets: Sequence[Target]
+    ) -> dict[Target, Head | None]:
+        """The heads of several files of one (user, agent), in one round trip."""
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
-                pipe.hgetall(head_key)
-                pipe.zrange(unconfirmed_key, 0, -1)
-                fields, unconfirmed = await pipe.execute()
+                for target in targets:
+                    head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
+                    pipe.hgetall(head_key)
+                    pipe.zrange(unconfirmed_key, 0, -1)
+                found = await pipe.execute()
         except RedisError as exc:
             raise LockUnavailableError(f"cannot read the file journal: {exc}") from exc
-        if not fields:
-            return None
-        return Head(
-            version=int(fields[b"v"]),
-            fingerprint=fields[b"fp"].decode(),
-            base=fields[b"base"].decode(),
-            data=fields[b"data"],
-            unconfirmed=frozenset(fp.decode() for fp in unconfirmed),
-        )
+        return {
+            target: decode_head(found[2 * n], found[2 * n + 1]) for n, target in enumerate(targets)
+        }
 
     async def commit(
         self,
@@ -132,22 +165,24 @@ class FileJournal:
         written: str,
         base: str,
         data: bytes,
-        receipt: tuple[str, str] | None = None,
+        receipts: Sequence[tuple[str, str]] = (),
+        clears: Sequence[str] = (),
     ) -> int:
         """Make ``data`` the head (version ``expected + 1``) unless the writer was overtaken.
 
+        ``receipts`` (key, value) are recorded and ``clears`` deleted in the same step.
         Raises :class:`LockLostError` when the lease is gone or another writer
         committed since this one read; nothing is recorded then.
         """
-        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
-        receipt_key, receipt_value = receipt or ("", "")
+        head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
         try:
             version = await self._commit(
                 keys=[
                     head_key,
                     unconfirmed_key,
                     fence.lock_key if fence else head_key,
-                    receipt_key or head_key,
+                    *(key for key, _ in receipts),
+                    *clears,
                 ],
                 args=[
                     fence.token if fence else "",
@@ -155,11 +190,12 @@ class FileJournal:
                     written,
                     base,
                     data,
-                    receipt_value,
                     RECEIPT_TTL_SECONDS,
                     self._ttl_ms,
                     fence.lease_ms if fence else 0,
                     time.time(),
+                    len(receipts),
+                    *(value for _, value in receipts),
                 ],
             )
         except RedisError as exc:
@@ -170,10 +206,29 @@ class FileJournal:
             raise LockLostError("another writer committed this file first")
         return int(version)
 
-    async def confirm(self, target: Target, user_id: str, agent_id: str, renamed: str) -> int:
-        """The rename of ``renamed`` happened; returns the head version now."""
-        head_key, unconfirmed_key = self._keys_of(target, user_id, agent_id)
+    async def confirm(
+        self,
+        target: Target,
+        user_id: str,
+        agent_id: str,
+        renamed: str,
+        *,
+        release: Fence | None = None,
+    ) -> int:
+        """The rename of ``renamed`` happened; returns the head version now.
+
+        ``release``: the writer's lease, released in the same step (a lease that expired
+        meanwhile is logged, as the lock itself would).
+        """
+        head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
+        keys, args = [head_key, unconfirmed_key], [renamed]
+        if release is not None:
+            keys += [release.lock_key, release.wake_key]
+            args += [release.token, str(release.lease_ms)]
         try:
-            return int(await self._confirm(keys=[head_key, unconfirmed_key], args=[renamed]))
+            version, released = await self._confirm(keys=keys, args=args)
         except RedisError as exc:
             raise LockUnavailableError(f"cannot confirm to the file journal: {exc}") from exc
+        if released == 0:
+            log.warning("lock_expired_before_release", lock=keys[2])
+        return int(version)

@@ -19,14 +19,15 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 from redis.asyncio import Redis
-from redis.asyncio.lock import Lock
-from redis.exceptions import LockError, RedisError
+from redis.asyncio.client import Pipeline
+from redis.exceptions import RedisError
 
 from memsvc.errors import LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
@@ -34,6 +35,28 @@ from memsvc.paths import DataLayout, Target
 from memsvc.store.atomicfile import open_lock_file
 
 log = structlog.get_logger(__name__)
+
+
+# The lease a holder releases: deleted only by the token that took it, and one waiter woken.
+# The wake list keeps at most one token: a release nobody waited for wakes the next
+# waiter once, for nothing, and the waiter simply looks again.
+RELEASE_LUA = """
+local function release(lock, wake, token, wake_ms)
+  if redis.call('GET', lock) ~= token then return 0 end
+  redis.call('DEL', lock)
+  redis.call('RPUSH', wake, '1')
+  redis.call('LTRIM', wake, -1, -1)
+  redis.call('PEXPIRE', wake, wake_ms)
+  return 1
+end
+"""
+_RELEASE = RELEASE_LUA + "return release(KEYS[1], KEYS[2], ARGV[1], ARGV[2])"
+
+# A waiter blocks on the wake list at most this long between looks at the lock: below the
+# shortest command timeout memsvc allows (1.5 s), so a blocked read never times out.
+WAKE_CAP_SECONDS = 1.0
+
+ReadsUnderLock = Callable[[Pipeline], None]
 
 
 @dataclass(frozen=True)
@@ -44,39 +67,59 @@ class Fence:
     token: str
     lease_ms: int
 
+    @property
+    def wake_key(self) -> str:
+        return wake_key(self.lock_key)
+
+
+def wake_key(lock_key: str) -> str:
+    """Where releases of ``lock_key`` wake its waiters (same hash tag: same slot)."""
+    return f"{lock_key}:wake"
+
 
 class Lease(Protocol):
     @property
     def fence(self) -> Fence | None:
         """The lease to check a commit against; ``None`` for a lock that cannot expire."""
 
+    @property
+    def reads(self) -> list[Any] | None:
+        """The answers to the reads queued with the acquire; ``None`` if none were sent."""
+
+    def released_elsewhere(self) -> None:
+        """The holder's last script released the lease already (see ``RELEASE_LUA``)."""
+
 
 class WriteLocks(Protocol):
     """The writer lock of each memory file: a Redis lease across hosts, ``flock`` in one."""
 
     def hold(
-        self, target: Target, user_id: str, agent_id: str
+        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
     ) -> contextlib.AbstractAsyncContextManager[Lease]:
-        """Hold the writer lock of one memory file for the duration of the block."""
+        """Hold the writer lock of one memory file for the duration of the block.
+
+        ``reads`` queues commands to send with the acquire, so that what a writer reads
+        under the lock costs no round trip of its own; a lock without Redis ignores it.
+        """
 
 
 class _RedisLease:
-    def __init__(self, lock: Lock, lease_seconds: float) -> None:
-        token = lock.local.token
-        assert token is not None, "a lease exists only for an acquired lock"
-        self.fence: Fence | None = Fence(
-            lock_key=str(lock.name),
-            token=token.decode() if isinstance(token, bytes) else str(token),
-            lease_ms=int(lease_seconds * 1000),
-        )
+    def __init__(self, fence: Fence, reads: list[Any] | None) -> None:
+        self.fence: Fence | None = fence
+        self.reads = reads
+        self.released = False
+
+    def released_elsewhere(self) -> None:
+        self.released = True
 
 
 class RedisLocks:
     """Redis leases, with waiters of one process queued locally first.
 
-    Without the local queue every waiting task polls Redis; a hundred of them on
-    one hot file keep the event loop so busy that the holder's own lease can run
-    out before it commits. With it, one task per process and file polls.
+    Without the local queue every waiting task would ask Redis; with it, one task per
+    process and file does. That task does not poll: it blocks on the lock's wake list,
+    which every release pushes to, for at most the lease's remaining time (a holder
+    that dies wakes nobody; its lease runs out instead).
     """
 
     def __init__(
@@ -86,53 +129,67 @@ class RedisLocks:
         *,
         lease_seconds: float = 10.0,
         wait_seconds: float = 10.0,
-        poll_seconds: float = 0.01,
     ) -> None:
         self._redis = redis
         self._keys = keys
-        self._lease = lease_seconds
+        self._lease_ms = int(lease_seconds * 1000)
         self._wait = wait_seconds
-        self._poll = poll_seconds
         self._local = LocalQueues()
+        self._release = redis.register_script(_RELEASE)
 
     def hold(
-        self, target: Target, user_id: str, agent_id: str
+        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
     ) -> contextlib.AbstractAsyncContextManager[Lease]:
-        return self.hold_key(self._keys.store_lock(target, user_id, agent_id))
+        return self.hold_key(self._keys.store_lock(target, user_id, agent_id), reads=reads)
 
     @contextlib.asynccontextmanager
-    async def hold_key(self, name: str) -> AsyncIterator[Lease]:
+    async def hold_key(
+        self, name: str, *, reads: ReadsUnderLock | None = None
+    ) -> AsyncIterator[Lease]:
         """Hold the lock named ``name`` (any key of the keyspace) for the block."""
         deadline = time.monotonic() + self._wait
         async with self._local.turn(name, self._wait):
-            # A new Lock per critical section, not thread-local: tasks never share a token.
-            lock = Lock(
-                self._redis,
-                name,
-                timeout=self._lease,
-                sleep=self._poll,
-                blocking_timeout=max(0.0, deadline - time.monotonic()),
-                thread_local=False,
-            )
+            token = uuid.uuid4().hex  # per critical section: tasks never share a token
             try:
-                acquired = await lock.acquire()
+                found = await self._acquire(name, token, reads, deadline)
             except RedisError as exc:
                 raise LockUnavailableError(f"cannot reach Redis for the lock: {exc}") from exc
-            if not acquired:
-                raise LockTimeoutError(f"{name!r} stayed busy for {self._wait:g}s")
+            lease = _RedisLease(Fence(name, token, self._lease_ms), found)
             try:
-                yield _RedisLease(lock, self._lease)
+                yield lease
             finally:
-                await asyncio.shield(self._release(lock))
+                if not lease.released:
+                    await asyncio.shield(self._release_lease(name, token))
 
-    @staticmethod
-    async def _release(lock: Lock) -> None:
+    async def _acquire(
+        self, name: str, token: str, reads: ReadsUnderLock | None, deadline: float
+    ) -> list[Any] | None:
+        while True:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.set(name, token, nx=True, px=self._lease_ms)
+                pipe.pttl(name)
+                if reads is not None:
+                    reads(pipe)
+                acquired, left_ms, *found = await pipe.execute()
+            if acquired:
+                return found if reads is not None else None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockTimeoutError(f"{name!r} stayed busy for {self._wait:g}s")
+            held_for = left_ms / 1000 if left_ms > 0 else WAKE_CAP_SECONDS
+            timeout = max(0.01, min(left, held_for, WAKE_CAP_SECONDS))
+            await self._redis.blpop([wake_key(name)], timeout=timeout)  # type: ignore[arg-type,misc]
+
+    async def _release_lease(self, name: str, token: str) -> None:
         try:
-            await lock.release()
-        except LockError:
-            log.warning("lock_expired_before_release", lock=lock.name)
+            released = await self._release(
+                keys=[name, wake_key(name)], args=[token, self._lease_ms]
+            )
         except RedisError as exc:
-            log.warning("lock_release_failed", lock=lock.name, error=str(exc))
+            log.warning("lock_release_failed", lock=name, error=str(exc))
+            return
+        if not released:
+            log.warning("lock_expired_before_release", lock=name)
 
 
 class LocalQueues:
@@ -184,7 +241,13 @@ class KeyedLocks(Protocol):
 
 
 class _HeldLease:
-    fence: Fence | None = None  # held until released in this process; it cannot expire
+    """A lock held until released in this process: it cannot expire, and reads nothing."""
+
+    fence: Fence | None = None
+    reads: list[Any] | None = None
+
+    def released_elsewhere(self) -> None:
+        raise AssertionError("a lock that is not a Redis lease is released by its holder")
 
 
 class FileLocks:
@@ -197,7 +260,9 @@ class FileLocks:
         self._local = LocalQueues()
 
     @contextlib.asynccontextmanager
-    async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator[Lease]:
+    async def hold(
+        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
+    ) -> AsyncIterator[Lease]:
         path = self._layout.store_file(target, user_id, agent_id)
         lock_file = self._layout.anchored(path).sibling(path.name + ".lock")
         deadline = time.monotonic() + self._wait

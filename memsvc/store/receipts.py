@@ -14,7 +14,7 @@ so that a caller can look up how any write ended.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,27 +81,50 @@ class EventReceipt:
         self.key = key
         self._ttl = ttl_seconds
 
+    async def fetch(self) -> bytes | None:
+        raw: bytes | None = await self._redis.get(self.key)
+        return raw
+
     async def load(self) -> Receipt | None:
-        raw = await self._redis.get(self.key)
+        raw = await self.fetch()
         return None if raw is None else Receipt.decode(raw)
 
-    async def record(self, receipt: Receipt) -> None:
-        await self._redis.set(self.key, receipt.encode(), ex=self._ttl)
+    async def record(self, receipt: Receipt, *, clears: Sequence[str] = ()) -> None:
+        """Record ``receipt``, deleting ``clears`` in the same round trip."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.set(self.key, receipt.encode(), ex=self._ttl)
+            if clears:
+                pipe.delete(*clears)
+            await pipe.execute()
 
 
 class ReceiptGuard:
     """An event's receipt as the store's exactly-once hooks (``WriteGuard``) see it."""
 
     def __init__(
-        self, receipt: EventReceipt, target: Target, result_of: Callable[[Applied], dict[str, Any]]
+        self,
+        receipt: EventReceipt,
+        target: Target,
+        result_of: Callable[[Applied], dict[str, Any]],
+        *,
+        clears: Sequence[str] = (),
     ) -> None:
+        """``clears``: keys the commit deletes with the receipt (the turn's failure count)."""
         self._receipt = receipt
         self._target = target
         self._result_of = result_of
+        self.clears = clears
         self.prior: Receipt | None = None
 
-    async def already_applied(self) -> bool:
-        self.prior = await self._receipt.load()  # under the lock: sees any concurrent delivery
+    @property
+    def key(self) -> str:
+        return self._receipt.key
+
+    async def fetch(self) -> bytes | None:
+        return await self._receipt.fetch()
+
+    def already_applied(self, raw: bytes | None) -> bool:
+        self.prior = None if raw is None else Receipt.decode(raw)  # read under the lock
         return self.prior is not None and not self.prior.parked
 
     def _of(self, applied: Applied) -> Receipt:
@@ -111,4 +134,4 @@ class ReceiptGuard:
         return self._receipt.key, self._of(applied).encode()
 
     async def record(self, applied: Applied) -> None:
-        await self._receipt.record(self._of(applied))
+        await self._receipt.record(self._of(applied), clears=self.clears)

@@ -40,7 +40,12 @@ class Writer:
         self.journal = FileJournal(redis, KEYS)
         self.store = BuiltinStore(
             layout,
-            RedisLocks(redis, KEYS, lease_seconds=5, wait_seconds=5, poll_seconds=0.001),
+            RedisLocks(
+                redis,
+                KEYS,
+                lease_seconds=5,
+                wait_seconds=5,
+            ),
             user_id="u1",
             agent_id="a1",
             journal=self.journal,
@@ -78,7 +83,7 @@ def stall_at(
 
         monkeypatch.setattr(obj, name, wrapped)
 
-    around(writer.store, "_current", "locked", "read")
+    around(writer.store, "_head_and_receipts", "locked", "read")
     around(writer.journal, "commit", "temp_written", "committed")
     around(writer.journal, "confirm", "renamed", "confirmed")
     return stopped, resume

@@ -60,3 +60,35 @@ async def test_snapshots_expire(fake_redis: Redis) -> None:
     cache = RedisSnapshotCache(fake_redis, Keys("x"), ttl_seconds=60)
     await cache.put_first("u", "a", "t", Snapshot("M", "", 0))
     assert 0 < await fake_redis.ttl(Keys("x").snapshot("u", "a", "t")) <= 60
+
+
+async def test_threads_frozen_on_unchanged_files_share_one_stored_snapshot(
+    fake_redis: Redis,
+) -> None:
+    keys = Keys("x")
+    cache = RedisSnapshotCache(fake_redis, keys)
+    same = "MEMORY block " * 200
+    for n, thread in enumerate(["t1", "t2", "t3"]):
+        await cache.put_first("u", "a", thread, Snapshot(same, "U", float(n)))
+    await cache.put_first("u", "a", "t4", Snapshot(same + " changed", "U", 9.0))
+    bodies = [k async for k in fake_redis.scan_iter(match=keys.snapshot_bodies("u") + "*")]
+    assert len(bodies) == 2  # one per distinct snapshot, not one per thread
+    for n, thread in enumerate(["t1", "t2", "t3"]):  # each thread keeps its own time taken
+        assert await cache.get("u", "a", thread) == Snapshot(same, "U", float(n))
+    pointer = await fake_redis.get(keys.snapshot("u", "a", "t2"))
+    assert pointer is not None and len(pointer) < 100  # a thread costs a pointer, not a copy
+    await cache.drop("u", "a", "t1")  # a reload of one thread leaves the others' snapshot
+    assert await cache.get("u", "a", "t2") == Snapshot(same, "U", 1.0)
+
+
+async def test_a_pointer_whose_snapshot_is_gone_counts_as_no_snapshot(fake_redis: Redis) -> None:
+    keys = Keys("x")
+    cache = RedisSnapshotCache(fake_redis, keys)
+    await cache.put_first("u", "a", "t", Snapshot("old", "", 1.0))
+    for body in [k async for k in fake_redis.scan_iter(match=keys.snapshot_bodies("u") + "*")]:
+        await fake_redis.delete(body)  # deleted by hand
+    assert await cache.get("u", "a", "t") is None
+    assert await cache.put_first("u", "a", "t", Snapshot("new", "", 2.0)) == Snapshot(
+        "new", "", 2.0
+    )
+    assert await cache.get("u", "a", "t") == Snapshot("new", "", 2.0)

@@ -7,6 +7,7 @@ import contextlib
 import os
 import stat
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -104,7 +105,12 @@ async def test_many_waiters_in_one_process_do_not_starve_the_holder(
     layout: DataLayout, fake_redis: Redis
 ) -> None:
     # 100 tasks on one hot file within a short lease: polling them all would starve the holder
-    locks = RedisLocks(fake_redis, Keys("t"), lease_seconds=2, wait_seconds=30, poll_seconds=0.001)
+    locks = RedisLocks(
+        fake_redis,
+        Keys("t"),
+        lease_seconds=2,
+        wait_seconds=30,
+    )
     store = BuiltinStore(
         layout,
         locks,
@@ -120,7 +126,12 @@ async def test_many_waiters_in_one_process_do_not_starve_the_holder(
 async def test_concurrent_writers_through_the_redis_lock_lose_nothing(
     layout: DataLayout, fake_redis: Redis
 ) -> None:
-    locks = RedisLocks(fake_redis, Keys("t"), lease_seconds=5, wait_seconds=10, poll_seconds=0.001)
+    locks = RedisLocks(
+        fake_redis,
+        Keys("t"),
+        lease_seconds=5,
+        wait_seconds=10,
+    )
     stores = [
         BuiltinStore(
             layout,
@@ -145,7 +156,9 @@ async def test_concurrent_writers_through_the_redis_lock_lose_nothing(
 
 
 async def test_concurrent_writers_through_file_locks_lose_nothing(layout: DataLayout) -> None:
-    locks = FileLocks(layout, poll_seconds=0.001)
+    locks = FileLocks(
+        layout,
+    )
     store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1", limits=Limits(user=100_000))
     await asyncio.gather(*(store.write("user", [Op("add", f"fact {n}")]) for n in range(60)))
     assert sorted(await store.read("user")) == sorted(f"fact {n}" for n in range(60))
@@ -162,8 +175,10 @@ async def test_a_writer_whose_lease_expired_does_not_overwrite_the_file(
 
     class StolenLease(RedisLocks):
         @contextlib.asynccontextmanager
-        async def hold(self, target: Target, user_id: str, agent_id: str) -> AsyncIterator:
-            async with super().hold(target, user_id, agent_id) as lease:
+        async def hold(
+            self, target: Target, user_id: str, agent_id: str, **options: Any
+        ) -> AsyncIterator:
+            async with super().hold(target, user_id, agent_id, **options) as lease:
                 # the lease runs out and another writer takes the key
                 await fake_redis.set(keys.store_lock(target, user_id, agent_id), "someone-else")
                 yield lease

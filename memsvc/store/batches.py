@@ -1,0 +1,88 @@
+"""Writes waiting for one file, taken together: group commit within one process.
+
+Fifty agents writing one ``USER.md`` would otherwise take its lock fifty times in a
+row, each time for a read, a commit, an fsync pair and a rename. Queued here instead,
+the writes that arrive while one batch is being written are the next batch: one lock,
+one read-modify-write, one rename, however many writes it holds. Each write keeps its
+own outcome (a result, or the error that refused it alone).
+
+One runner task per file drains its queue, so a caller that is cancelled (an event
+another worker took over) leaves the batch it was part of to finish for the others;
+a write still queued when its caller gave up is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_BATCH = 64  # bounds one commit's size and how long the first write of a batch waits
+
+
+@dataclass(eq=False)
+class Queued(Generic[T, R]):
+    """One write in a queue: what to do, and where its outcome goes."""
+
+    item: T
+    outcome: asyncio.Future[R] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def wanted(self) -> bool:
+        return not self.outcome.done()
+
+
+Runner = Callable[[list[Queued[T, R]]], Awaitable[None]]
+
+
+class WriteBatches(Generic[T, R]):
+    """Per key (a file), the writes queued in this process and the task writing them."""
+
+    def __init__(self, *, max_batch: int = MAX_BATCH) -> None:
+        self._max = max_batch
+        self._queues: dict[str, list[Queued[T, R]]] = {}
+        self._runners: dict[str, asyncio.Task[None]] = {}
+
+    async def submit(self, key: str, item: T, run: Runner[T, R]) -> R:
+        """Queue ``item`` for ``key``; ``run`` writes a batch and settles each outcome."""
+        queued: Queued[T, R] = Queued(item)
+        self._queues.setdefault(key, []).append(queued)
+        if key not in self._runners:
+            self._runners[key] = asyncio.get_running_loop().create_task(self._drain(key, run))
+        return await queued.outcome
+
+    async def _drain(self, key: str, run: Runner[T, R]) -> None:
+        try:
+            while queue := self._queues.get(key):
+                batch = [queued for queued in queue[: self._max] if queued.wanted]
+                del queue[: self._max]
+                if not batch:
+                    continue
+                try:
+                    await run(batch)
+                except asyncio.CancelledError:
+                    for queued in batch:
+                        if queued.wanted:
+                            queued.outcome.cancel()
+                    raise
+                except Exception as exc:  # the batch failed as a whole: each write hears why
+                    for queued in batch:
+                        if queued.wanted:
+                            queued.outcome.set_exception(exc)
+                for queued in batch:
+                    if queued.wanted:  # a runner that forgot one must not leave it waiting
+                        queued.outcome.set_exception(RuntimeError("write left unsettled"))
+        finally:
+            self._runners.pop(key, None)
+            if not self._queues.get(key):
+                self._queues.pop(key, None)
+            elif not asyncio.get_running_loop().is_closed():  # cancelled with writes queued
+                for queued in self._queues.pop(key):
+                    if queued.wanted:
+                        queued.outcome.cancel()

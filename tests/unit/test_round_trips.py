@@ -1,0 +1,149 @@
+"""Redis round trips a worker makes per event: the request path's cost, kept from regressing.
+
+A counting connection records every packet a worker sends to Redis, with the
+commands it carried, under the id of the event whose task sent it (the consumer
+binds it to every line its run logs); the shared stream read and the heartbeats
+run outside any event and are not counted. Each test warms up first (scripts
+loaded, manager built, the thread entered) so that it counts what every later
+event of that kind costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+import structlog
+from fakeredis.aioredis import FakeAsyncRedisConnection
+
+from memsvc.client import MemoryClient
+from memsvc.redisconn import cancel_and_wait
+from memsvc.service.consumer import Consumer
+from memsvc.service.runtime import Runtime
+from memsvc.settings import ServiceSettings
+
+RoundTrip = tuple[str, ...]
+TRACES: dict[str, list[RoundTrip]] = defaultdict(list)
+
+
+class CountingConnection(FakeAsyncRedisConnection):
+    """Records each packet sent, as the names of the commands it carries."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._packed: list[str] = []
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
+        self._packed.append(name.split(" ")[0].upper())
+        return super().pack_command(*args)
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        event_id = structlog.contextvars.get_contextvars().get("event_id")
+        if event_id is not None:
+            TRACES[event_id].append(tuple(self._packed))
+        self._packed = []
+        await super().send_packed_command(command, check_health)
+
+
+@dataclass
+class Counted:
+    client: MemoryClient
+    runtime: Runtime
+
+    async def round_trips(self, event_id: str) -> list[RoundTrip]:
+        """The round trips of ``event_id``, once its record is in the event log."""
+        for _ in range(500):
+            if event_id in [entry.event_id async for entry in self.runtime.log.entries()]:
+                return list(TRACES[event_id])
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{event_id} was not processed")
+
+    async def last_event_id(self) -> str:
+        entries = [entry async for entry in self.runtime.log.entries()]
+        return entries[-1].event_id
+
+
+@pytest.fixture
+async def counted(tmp_path: Path) -> AsyncIterator[Counted]:
+    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="rt", redis_url=None)
+    server = fakeredis.FakeServer()
+    worker_redis = fakeredis.aioredis.FakeRedis(server=server, connection_class=CountingConnection)
+    client_redis = fakeredis.aioredis.FakeRedis(server=server)
+    runtime = Runtime(settings, worker_redis)
+    await runtime.bus.ensure_group()
+    consumer = Consumer(runtime, name="counted")
+    task = asyncio.create_task(consumer.run())
+    client = MemoryClient(settings=settings, redis=client_redis)
+    await client.__aenter__()
+    TRACES.clear()
+    yield Counted(client, runtime)
+    await consumer.stop(1.0)
+    await cancel_and_wait(task)
+    await client.aclose()
+    await runtime.aclose()
+    await worker_redis.aclose()
+    await client_redis.aclose()
+
+
+def commands(trips: Iterable[RoundTrip]) -> list[str]:
+    return [name for trip in trips for name in trip]
+
+
+async def add(counted: Counted, thread: str, content: str) -> str:
+    args = {"action": "add", "target": "user", "content": content}
+    result = await counted.client.call_tool("u1", "a1", thread, "memory", args)
+    assert result["success"] is True, result
+    return await counted.last_event_id()
+
+
+async def test_a_repeat_prefetch_is_two_round_trips(counted: Counted) -> None:
+    await add(counted, "t1", "Name: Ada")
+    await counted.client.prefetch("u1", "a1", "t1", query="hi")  # takes the snapshot
+    ctx = await counted.client.prefetch("u1", "a1", "t1", query="again")
+    assert "Name: Ada" in ctx.text and not ctx.degraded
+    trips = await counted.round_trips(await counted.last_event_id())
+    print(len(trips), trips)
+    assert len(trips) <= 2, trips
+    assert "XACK" in trips[-1]  # the reply, the log record and the ack travel together
+
+
+async def test_a_first_prefetch_is_at_most_three_round_trips(counted: Counted) -> None:
+    await add(counted, "t1", "Name: Ada")
+    await counted.client.prefetch("u1", "a1", "t1", query="hi")
+    ctx = await counted.client.prefetch("u1", "a1", "t2", query="a new session")
+    assert "Name: Ada" in ctx.text and not ctx.degraded
+    trips = await counted.round_trips(await counted.last_event_id())
+    print(len(trips), trips)
+    assert len(trips) <= 3, trips
+
+
+async def test_a_memory_add_is_at_most_five_round_trips_with_its_lock(counted: Counted) -> None:
+    await add(counted, "t1", "Name: Ada")
+    event_id = await add(counted, "t1", "Likes: tea")
+    trips = await counted.round_trips(event_id)
+    print(len(trips), trips)
+    assert len(trips) <= 5, trips
+    sent = commands(trips)
+    # the lock is taken and released within the count
+    assert any(name in {"SET", "EVALSHA"} for name in sent), sent
+
+
+async def test_a_switch_of_thread_is_still_detected(counted: Counted) -> None:
+    await counted.client.prefetch("u1", "a1", "t1", query="hi")
+    await counted.client.prefetch("u1", "a1", "t2", query="hi")
+    entries = [entry async for entry in counted.runtime.log.entries()]
+    assert entries[-1].detail["session_switch"] == {
+        "detected": True,
+        "previous": "t1",
+        "resumed": False,
+    }
+    await counted.client.prefetch("u1", "a1", "t1", query="back")
+    entries = [entry async for entry in counted.runtime.log.entries()]
+    assert entries[-1].detail["session_switch"]["resumed"] is True
