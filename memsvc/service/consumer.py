@@ -216,7 +216,8 @@ class Consumer:
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N
             async with self._threads.turn(f"{event.user_id}/{event.agent_id}/{event.thread_id}"):
-                handled = await asyncio.wait_for(self._handlers.handle(event), self._event_timeout)
+                async with asyncio.timeout(self._event_timeout):
+                    handled = await self._handlers.handle(event)
         except Exception as exc:
             await self._failed(delivery, event, exc, base)
             return

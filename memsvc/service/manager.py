@@ -110,7 +110,8 @@ class MemoryManager:
         self, provider: MemoryProvider, hook: str, call: Callable[[], Awaitable[T]], seconds: float
     ) -> T | _Failed:
         try:
-            return await asyncio.wait_for(call(), seconds)
+            async with asyncio.timeout(seconds):
+                return await call()
         except TimeoutError:
             log.warning("provider_hook_timeout", provider=provider.name, hook=hook, seconds=seconds)
             return _Failed(f"timed out after {seconds:g}s")

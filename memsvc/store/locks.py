@@ -207,7 +207,8 @@ class LocalQueues:
         self._locks[key] = (lock, users + 1)
         try:
             try:
-                await asyncio.wait_for(lock.acquire(), wait_seconds)
+                async with asyncio.timeout(wait_seconds):  # unlike wait_for, makes no task
+                    await lock.acquire()
             except TimeoutError:
                 raise LockTimeoutError(f"{key!r} stayed busy for {wait_seconds:g}s") from None
             try:
