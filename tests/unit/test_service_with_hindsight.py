@@ -59,6 +59,10 @@ async def test_prefetch_injects_the_snapshot_and_this_users_recall_only(
     assert "green tea" in ctx.text and "helm" in ctx.text
     assert "u2 likes" not in ctx.text
     assert ctx.skipped == {}
+    # the frozen part for the system prompt, the recall for this turn's user message
+    assert ctx.snapshot.startswith("═") and "<memory-context>" not in ctx.snapshot
+    assert ctx.recall.startswith("<memory-context>") and "helm" in ctx.recall
+    assert ctx.text == ctx.snapshot + "\n\n" + ctx.recall
 
 
 async def test_prefetch_while_hindsight_is_down_still_serves_the_snapshot(
