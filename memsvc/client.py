@@ -82,6 +82,7 @@ log = structlog.get_logger(__name__)
 # A prefetch keeps this share of its deadline (at most FALLBACK_MAX_SECONDS) to read the
 # frozen snapshot when no reply came, so that even the fallback ends within the deadline.
 FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
+BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,19 @@ class PrefetchContext:
     timings_ms: dict[str, float] = field(default_factory=dict)
     degraded: bool = False
     scrub_tag: str | None = DEFAULT_CONTEXT_TAG  # None: the user's config turned scrubbing off
+
+    @property
+    def snapshot(self) -> str:
+        """The builtin block: frozen for the thread, so it belongs in the system prompt."""
+        return self.blocks.get(BUILTIN_BLOCK, "")
+
+    @property
+    def recall(self) -> str:
+        """The other providers' blocks (Hindsight's ``<memory-context>``), new every turn: they
+        belong with this turn's user message, not in a prompt prefix meant to stay cached."""
+        return "\n\n".join(
+            text for name, text in self.blocks.items() if name != BUILTIN_BLOCK and text
+        )
 
     def scrubber(self) -> StreamingScrubber | None:
         """A scrubber for this turn's streamed output (recalled memory never shown verbatim)."""
@@ -139,6 +153,10 @@ class MemoryClient:
     def from_env(cls) -> MemoryClient:
         """Configured by ``MEMSVC_*``; embedded when ``MEMSVC_REDIS_URL`` is unset."""
         return cls(settings=ServiceSettings())
+
+    @property
+    def settings(self) -> ServiceSettings:
+        return self._settings
 
     @property
     def embedded(self) -> EmbeddedService | None:
@@ -483,7 +501,7 @@ class MemoryClient:
             )
         return PrefetchContext(
             text=snapshot.text,
-            blocks={"builtin": snapshot.text},
+            blocks={BUILTIN_BLOCK: snapshot.text},
             skipped={"service": reason},
             degraded=True,
         )

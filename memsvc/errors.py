@@ -5,6 +5,8 @@ MemsvcError                     root; ``retryable`` says whether the same call m
  ├── MemoryServiceError         the service could not process a client's request
  │    └── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
  ├── ClientStateError           a client, service or runtime used before it opened or after close
+ ├── AsyncOnlyError             an asyncio-only API called from synchronous code (also a
+ │                              ``NotImplementedError``)
  ├── InvalidInputError          the caller's own input (also a ``ValueError``)
  │    ├── InvalidIdError           an id unsafe as a path component or key part
  │    ├── InvalidEvent             an event that cannot be processed
@@ -51,6 +53,11 @@ class MemoryUnavailableError(MemoryServiceError):
 class ClientStateError(MemsvcError, RuntimeError):
     """An owner of connections (``MemoryClient``, the embedded service, a worker's runtime)
     used outside its ``async with`` block, or opened twice."""
+
+
+class AsyncOnlyError(MemsvcError, NotImplementedError):
+    """An asyncio-only API called from synchronous code, such as a ``MemoryMiddleware`` agent run
+    with ``invoke``: the client lives on one event loop, so it is used with ``ainvoke``."""
 
 
 class InvalidInputError(MemsvcError, ValueError):

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.hindsight.client import HindsightClient
+from memsvc.hindsight.fake import FakeHindsight
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import InlineJobs, RetryPolicy
 from memsvc.redisconn import cancel_and_wait
@@ -68,8 +69,36 @@ def service_settings(tmp_path: Path) -> ServiceSettings:
 
 @pytest.fixture
 def hindsight_client() -> HindsightClient | None:
-    """The runtime's Hindsight client; modules that configure Hindsight override this."""
+    """The runtime's Hindsight client; modules that configure Hindsight override this with
+    ``fake_hindsight_client`` and their ``service_settings`` with :func:`with_hindsight`."""
     return None
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    return FakeHindsight()
+
+
+@pytest.fixture
+async def fake_hindsight_client(fake: FakeHindsight) -> AsyncIterator[HindsightClient]:
+    client = HindsightClient("http://hindsight", transport=fake.transport())
+    yield client
+    await client.aclose()
+
+
+def with_hindsight(
+    settings: ServiceSettings, config_dir: Path, *, retain_every_n_turns: int = 1
+) -> ServiceSettings:
+    """``settings`` with Hindsight configured at the address ``fake_hindsight_client`` uses."""
+    config = config_dir / "config.yaml"
+    config.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  hindsight:\n"
+        "    api_url: http://hindsight\n"
+        f"    retain_every_n_turns: {retain_every_n_turns}\n"
+    )
+    return settings.model_copy(update={"config": config})
 
 
 @pytest.fixture

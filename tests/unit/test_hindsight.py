@@ -21,11 +21,6 @@ from memsvc.hindsight.fake import FakeHindsight
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    return FakeHindsight()
-
-
-@pytest.fixture
 async def client(fake: FakeHindsight) -> AsyncIterator[HindsightClient]:
     c = HindsightClient(
         "http://hindsight", transport=fake.transport(), timeouts=Timeouts(recall=0.2)

@@ -32,15 +32,38 @@ WORKER_SIDE = (
 )
 
 
-def test_importing_the_client_loads_nothing_of_the_worker_side() -> None:
-    code = "import json, sys, memsvc.client; print(json.dumps(sorted(sys.modules)))"
+# An agent framework is the agent author's choice: the client never brings one along.
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
+
+
+def _loaded(module: str) -> list[str]:
+    """The modules a fresh interpreter holds once it imported ``module``."""
+    code = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    loaded = json.loads(out.stdout)
-    assert "memsvc.client" in loaded
-    leaked = [m for m in loaded if any(m == w or m.startswith(w + ".") for w in WORKER_SIDE)]
-    assert leaked == []
+    loaded: list[str] = json.loads(out.stdout)
+    assert module in loaded
+    return loaded
+
+
+def _among(loaded: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+def test_importing_the_client_loads_nothing_of_the_worker_side() -> None:
+    loaded = _loaded("memsvc.client")
+    assert _among(loaded, WORKER_SIDE) == []
+    assert _among(loaded, FRAMEWORKS) == []
+    assert _among(_loaded("memsvc"), FRAMEWORKS) == []
+
+
+def test_the_langchain_middleware_loads_only_the_client_side_of_memsvc() -> None:
+    loaded = _loaded("memsvc.integrations.langchain")
+    client_side = {m for m in _loaded("memsvc.client") if m.startswith("memsvc")}
+    ours = {m for m in loaded if m == "memsvc" or m.startswith("memsvc.")}
+    assert ours - client_side == {"memsvc.integrations", "memsvc.integrations.langchain"}
+    assert _among(loaded, ("arq", "fakeredis", "workers")) == []
 
 
 def test_the_library_never_imports_the_arq_entry_point() -> None:

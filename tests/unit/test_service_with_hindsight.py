@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +18,14 @@ from memsvc.hindsight.fake import FakeHindsight
 from memsvc.jobs.payloads import Job
 from memsvc.settings import ServiceSettings
 from tests.conftest import turns, until
-from tests.unit.conftest import Service
+from tests.unit.conftest import Service, with_hindsight
 
 USER_BANK, WORK_BANK = "deerflow-user-u1", "deerflow-work-u1-a1"
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    return FakeHindsight()
-
-
-@pytest.fixture
-async def hindsight_client(fake: FakeHindsight) -> AsyncIterator[HindsightClient]:
-    client = HindsightClient("http://hindsight", transport=fake.transport())
-    yield client
-    await client.aclose()
+def hindsight_client(fake_hindsight_client: HindsightClient) -> HindsightClient:
+    return fake_hindsight_client
 
 
 @pytest.fixture
@@ -44,15 +37,7 @@ def retain_every_n_turns() -> int:
 def service_settings(
     service_settings: ServiceSettings, tmp_path: Path, retain_every_n_turns: int
 ) -> ServiceSettings:
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "memory:\n"
-        "  provider: hindsight\n"
-        "  hindsight:\n"
-        "    api_url: http://hindsight\n"
-        f"    retain_every_n_turns: {retain_every_n_turns}\n"
-    )
-    return service_settings.model_copy(update={"config": config})
+    return with_hindsight(service_settings, tmp_path, retain_every_n_turns=retain_every_n_turns)
 
 
 async def drained(service: Service) -> None:
@@ -74,6 +59,10 @@ async def test_prefetch_injects_the_snapshot_and_this_users_recall_only(
     assert "green tea" in ctx.text and "helm" in ctx.text
     assert "u2 likes" not in ctx.text
     assert ctx.skipped == {}
+    # the frozen part for the system prompt, the recall for this turn's user message
+    assert ctx.snapshot.startswith("═") and "<memory-context>" not in ctx.snapshot
+    assert ctx.recall.startswith("<memory-context>") and "helm" in ctx.recall
+    assert ctx.text == ctx.snapshot + "\n\n" + ctx.recall
 
 
 async def test_prefetch_while_hindsight_is_down_still_serves_the_snapshot(

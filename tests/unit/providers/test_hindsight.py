@@ -44,11 +44,6 @@ MakeProvider = Callable[..., HindsightProvider]
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    return FakeHindsight()
-
-
-@pytest.fixture
 async def client(fake: FakeHindsight) -> AsyncIterator[HindsightClient]:
     c = HindsightClient("http://hindsight", transport=fake.transport(), timeouts=Timeouts(0.3))
     yield c
