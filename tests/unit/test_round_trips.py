@@ -1,4 +1,4 @@
-"""Redis round trips a worker makes per event: the request path's cost, kept from regressing.
+"""Redis round trips a worker makes per event, and what each costs to pack.
 
 A counting connection records every packet a worker sends to Redis, with the
 commands it carried, under the id of the event whose task sent it (the consumer
@@ -21,9 +21,10 @@ import fakeredis
 import pytest
 import structlog
 from fakeredis.aioredis import FakeAsyncRedisConnection
+from redis.asyncio import Connection
 
 from memsvc.client import MemoryClient
-from memsvc.redisconn import cancel_and_wait
+from memsvc.redisconn import PackingConnection, cancel_and_wait
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
@@ -109,7 +110,6 @@ async def test_a_repeat_prefetch_is_two_round_trips(counted: Counted) -> None:
     ctx = await counted.client.prefetch("u1", "a1", "t1", query="again")
     assert "Name: Ada" in ctx.text and not ctx.degraded
     trips = await counted.round_trips(await counted.last_event_id())
-    print(len(trips), trips)
     assert len(trips) <= 2, trips
     assert "XACK" in trips[-1]  # the reply, the log record and the ack travel together
 
@@ -120,7 +120,6 @@ async def test_a_first_prefetch_is_at_most_three_round_trips(counted: Counted) -
     ctx = await counted.client.prefetch("u1", "a1", "t2", query="a new session")
     assert "Name: Ada" in ctx.text and not ctx.degraded
     trips = await counted.round_trips(await counted.last_event_id())
-    print(len(trips), trips)
     assert len(trips) <= 3, trips
 
 
@@ -128,7 +127,6 @@ async def test_a_memory_add_is_at_most_five_round_trips_with_its_lock(counted: C
     await add(counted, "t1", "Name: Ada")
     event_id = await add(counted, "t1", "Likes: tea")
     trips = await counted.round_trips(event_id)
-    print(len(trips), trips)
     assert len(trips) <= 5, trips
     sent = commands(trips)
     # the lock is taken and released within the count
@@ -147,3 +145,18 @@ async def test_a_switch_of_thread_is_still_detected(counted: Counted) -> None:
     await counted.client.prefetch("u1", "a1", "t1", query="back")
     entries = [entry async for entry in counted.runtime.log.entries()]
     assert entries[-1].detail["session_switch"]["resumed"] is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("SET", "k", "v", "PX", 10_000),
+        ("EVALSHA", "sha", 2, "k1", b"k2", 1.5, 1_700_000_000.123456, "中文 🙂", b"\x00\xff"),
+        ("BLPOP", "wake", 0.987),
+        ("XADD", "stream", "*", "e", '{"a": 1}'),
+        ("SCRIPT LOAD", "return 1"),
+    ],
+)
+def test_the_c_packer_sends_the_bytes_redis_py_would(command: tuple[Any, ...]) -> None:
+    python, packing = Connection(), PackingConnection()
+    assert b"".join(packing.pack_command(*command)) == b"".join(python.pack_command(*command))
