@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from redis.asyncio import Redis
 from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
 
+ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("MEMSVC_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
@@ -68,30 +69,71 @@ async def bench_env(**overrides: str) -> AsyncIterator[Bench]:
             await redis.aclose()
 
 
+@contextlib.contextmanager
+def source_tree(revision: str | None) -> Iterator[Path | None]:
+    """A checkout of ``revision`` to run a baseline worker from (``None``: this tree).
+
+    A worker started with its working directory there imports that revision's
+    ``memsvc`` (``python -m`` puts the directory first on the path), with this
+    environment's dependencies: the before and after of a change, in one run.
+    """
+    if revision is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="memsvc-baseline-") as folder:
+        tree = Path(folder) / "tree"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "-q", str(tree), revision],
+            cwd=ROOT,
+            check=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
+            )
+
+
 @contextlib.asynccontextmanager
-async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
-    """One ``memsvc worker`` process, ready when its consumer has joined."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memsvc.cli", "worker"],
-        env=bench.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+async def worker(
+    bench: Bench, *, tree: Path | None = None, count: int = 1
+) -> AsyncIterator[list[subprocess.Popen[bytes]]]:
+    """``count`` ``memsvc worker`` processes (from ``tree``, else this one), ready once each
+    consumer has joined."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "memsvc.cli", "worker"],
+            env=bench.env,
+            cwd=tree,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(count)
+    ]
     try:
         for _ in range(300):
             with contextlib.suppress(Exception):
-                if await bench.redis.xinfo_consumers(bench.keys.events, bench.keys.workers_group):
+                joined = await bench.redis.xinfo_consumers(
+                    bench.keys.events, bench.keys.workers_group
+                )
+                if len(joined) >= count:
                     break
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "worker died")
+            for proc in procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(
+                        proc.stderr.read().decode() if proc.stderr else "worker died"
+                    )
             await asyncio.sleep(0.1)
-        yield proc
+        yield procs
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 async def latencies(

@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
-import fcntl
 import json
-import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,104 +34,24 @@ from memsvc.store.edits import Op, apply
 from memsvc.store.filestore import BuiltinStore, Limits
 from memsvc.store.locks import FileLocks
 from memsvc.store.memfile import parse, serialise
+from tests.hermes import HERMES_VENV, PROBE, PROBE_TIMEOUT, HermesUnavailable, hermes_env
+from tests.hermes import hermes_python as build_hermes_python
 
 pytestmark = pytest.mark.integration
 
-HERMES_VERSION = "0.19.0"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-HERMES_VENV = REPO_ROOT / ".cache" / f"hermes-{HERMES_VERSION}"
-INSTALL_TIMEOUT = 180.0  # seconds per uv step; a warm cache needs about one
-PROBE_TIMEOUT = 60.0
 DRIVER_TIMEOUT = 60.0
 LIMITS = Limits()  # memsvc's defaults; passed to Hermes explicitly too
 TARGETS: tuple[Target, ...] = ("user", "memory")
 FILES = {"user": "USER.md", "memory": "MEMORY.md"}
 
-# ---------------------------------------------------------------------------
-# The Hermes venv
-# ---------------------------------------------------------------------------
-
-_PROBE = (
-    "import importlib.metadata as m, tools.memory_tool as t; "
-    f"assert m.version('hermes-agent') == {HERMES_VERSION!r}, m.version('hermes-agent'); "
-    "print(t.__file__)"
-)
-
-
-def _venv_python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
-def _run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float) -> str | None:
-    """``None`` on success, else a description of what went wrong."""
-    try:
-        done = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"`{' '.join(cmd)}` timed out after {timeout:g}s"
-    except OSError as exc:
-        return f"`{' '.join(cmd)}` could not start: {exc}"
-    if done.returncode != 0:
-        return (
-            f"`{' '.join(cmd)}` exited {done.returncode}\n"
-            f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
-        )
-    return None
-
-
-def _usable(venv: Path) -> str | None:
-    python = _venv_python(venv)
-    if not python.exists():
-        return f"{python} does not exist"
-    return _run([str(python), "-c", _PROBE], env=_hermes_env(venv), timeout=PROBE_TIMEOUT)
-
-
-def _hermes_env(venv: Path, hermes_home: Path | None = None) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("PYTHON", "VIRTUAL_ENV", "HERMES_"))  # keep UV_* (mirrors, cache)
-    }
-    env["VIRTUAL_ENV"] = str(venv)
-    env["PYTHONIOENCODING"] = "utf-8"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    if hermes_home is not None:
-        env["HERMES_HOME"] = str(hermes_home)
-        env["HOME"] = str(hermes_home.parent)  # nothing may reach the real ~/.hermes
-    return env
-
-
-@contextlib.contextmanager
-def _build_lock(venv: Path) -> Iterator[None]:
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.with_name(venv.name + ".lock"), "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)  # another pytest process may be building it
-        yield
-
 
 @pytest.fixture(scope="session")
 def hermes_python() -> Path:
     """The python of a venv holding ``hermes-agent==0.19.0``, built once and reused."""
-    with _build_lock(HERMES_VENV):
-        if _usable(HERMES_VENV) is None:
-            return _venv_python(HERMES_VENV)
-        uv = shutil.which("uv")
-        if uv is None:
-            pytest.fail("the Hermes compatibility tests need `uv` on PATH to build their venv")
-        shutil.rmtree(HERMES_VENV, ignore_errors=True)
-        env = _hermes_env(HERMES_VENV)
-        steps = [
-            [uv, "venv", "-q", "-p", "3.11", str(HERMES_VENV)],
-            [uv, "pip", "install", "-q", "--no-deps", f"hermes-agent=={HERMES_VERSION}", "pyyaml"],
-        ]
-        for step in steps:
-            if (problem := _run(step, env=env, timeout=INSTALL_TIMEOUT)) is not None:
-                shutil.rmtree(HERMES_VENV, ignore_errors=True)
-                pytest.fail(f"cannot build the Hermes {HERMES_VERSION} venv: {problem}")
-        if (problem := _usable(HERMES_VENV)) is not None:
-            pytest.fail(f"the Hermes {HERMES_VERSION} venv was built but does not work: {problem}")
-        return _venv_python(HERMES_VENV)
+    try:
+        return build_hermes_python()
+    except HermesUnavailable as exc:  # a missing Hermes fails the tests, never skips them
+        pytest.fail(str(exc))
 
 
 # ---------------------------------------------------------------------------
@@ -231,7 +147,7 @@ async def run_hermes(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_hermes_env(python.parent.parent, hermes_home),
+        env=hermes_env(hermes_home),
         cwd=hermes_home.parent,
     )
     try:
@@ -542,8 +458,8 @@ async def test_carriage_returns_mean_the_same_to_both(
 def test_the_hermes_venv_is_the_pinned_release(hermes_python: Path) -> None:
     """Guards against a stale ``.cache`` venv holding another Hermes version."""
     done = subprocess.run(
-        [str(hermes_python), "-c", _PROBE],
-        env=_hermes_env(hermes_python.parent.parent),
+        [str(hermes_python), "-c", PROBE],
+        env=hermes_env(),
         capture_output=True,
         text=True,
         timeout=PROBE_TIMEOUT,

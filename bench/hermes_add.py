@@ -1,0 +1,106 @@
+"""A memory add through a worker against Hermes Agent's own in-process add, in one run.
+
+    uv run python -m bench.hermes_add [--calls 1000] [--agents 50] [--concurrency 1]
+                                      [--baseline REV]
+
+Hermes 0.19.0's ``MemoryStore.add`` (the code memsvc's files are byte-compatible
+with, from the venv the compatibility tests build under ``.cache/``) is timed
+call by call in a process of its own: a lock, a re-read, an atomic write of the
+file, no network, one call at a time. The memsvc add is the ``memory`` tool through
+``MemoryClient`` and one worker process, the calls spread over ``--agents`` agents
+(each its own MEMORY.md), ``--concurrency`` at a time: at 1 the two latencies are
+of the same thing, at 50 memsvc's includes queueing behind the other agents. The
+ratio is memsvc's latency over Hermes'; the same add through a worker started from
+``REV`` is measured in the same run too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench.common import bench_env, latencies, pct, report, source_tree, worker
+from bench.event_throughput import BASELINE
+from memsvc.client import MemoryClient
+from tests.hermes import hermes_env, hermes_python
+
+# Every ``per_file`` adds start a fresh MEMORY.md, so that Hermes' files are as big as
+# memsvc's (each agent's file holds ``calls / agents`` entries at the end).
+_HERMES = r"""
+import json, sys, time
+from tools.memory_tool import MemoryStore, get_memory_dir
+calls, per_file = int(sys.argv[1]), int(sys.argv[2])
+samples = []
+for n in range(calls):
+    if n % per_file == 0:
+        (get_memory_dir() / "MEMORY.md").unlink(missing_ok=True)
+        store = MemoryStore(memory_char_limit=2200, user_char_limit=1375)
+        store.load_from_disk()
+    started = time.perf_counter()
+    result = store.add("memory", f"note {n}")
+    samples.append(time.perf_counter() - started)
+    assert result["success"], result
+json.dump(samples, sys.stdout)
+"""
+
+
+def hermes_latencies(calls: int, per_file: int) -> list[float]:
+    python = hermes_python()
+    with tempfile.TemporaryDirectory(prefix="memsvc-bench-hermes-") as home:
+        out = subprocess.run(
+            [str(python), "-c", _HERMES, str(calls), str(per_file)],
+            env=hermes_env(Path(home)),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        ).stdout
+    samples: list[float] = json.loads(out)
+    return samples
+
+
+async def memsvc_latencies(
+    tree: Path | None, calls: int, agents: int, concurrency: int
+) -> list[float]:
+    async with bench_env() as bench, worker(bench, tree=tree):
+        counter, agent = itertools.count(), itertools.cycle(range(agents))
+
+        async with MemoryClient(settings=bench.settings) as mem:
+            for n in range(agents):  # warm up: files and managers on the worker
+                await mem.prefetch("u", f"a{n}", "t")
+
+            async def add() -> object:
+                args = {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
+                return await mem.call_tool("u", f"a{next(agent)}", "t", "memory", args)
+
+            return await latencies(add, calls, concurrency)
+
+
+async def main(calls: int, agents: int, concurrency: int, baseline: str) -> None:
+    hermes = hermes_latencies(calls, max(1, calls // agents))
+    rows = []
+    with source_tree(baseline) as old:
+        for name, tree in ((f"memsvc {baseline}", old), ("memsvc, this tree", None)):
+            ours = await memsvc_latencies(tree, calls, agents, concurrency)
+            rows.append((f"{name}, {concurrency} at once", pct(ours, 50), pct(ours, 99)))
+    report(
+        f"memory add through a worker, {calls:,} calls",
+        rows,
+        (pct(hermes, 50), pct(hermes, 99)),
+        "Hermes MemoryStore.add",
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--baseline", default=BASELINE)
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.agents, args.concurrency, args.baseline))
