@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 import string
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
 
 # ASCII punctuation becomes a space, so ``ignore-all_previous.instructions`` is four words.
 _PUNCTUATION = string.punctuation.encode()
@@ -88,6 +90,64 @@ class View:
         return self._ends
 
 
+_Item = tuple[object, object]
+
+
+def _first(items: Sequence[_Item]) -> tuple[set[str] | None, bool]:
+    """The characters a match of ``items`` can start with (None: any), and whether it
+    can be empty. Zero-width items (\\b, lookarounds) are looked through."""
+    chars: set[str] = set()
+    for op, av in items:
+        if op is _sre.LITERAL:
+            return chars | {chr(av)}, False  # type: ignore[arg-type]
+        if op is _sre.IN:
+            for kind, value in av:  # type: ignore[attr-defined]
+                if kind is _sre.LITERAL:
+                    chars.add(chr(value))
+                elif kind is _sre.RANGE and value[1] - value[0] <= 400:
+                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
+                else:
+                    return None, False
+            return chars, False
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            continue
+        if op is _sre.SUBPATTERN or op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
+            sub, empty = _first(list(av[-1]))  # type: ignore[index]
+            if sub is None:
+                return None, False
+            chars |= sub
+            if not empty and (op is _sre.SUBPATTERN or av[0] > 0):  # type: ignore[index]
+                return chars, False
+            continue
+        if op is _sre.BRANCH:
+            any_empty = False
+            for alternative in av[1]:  # type: ignore[index]
+                sub, empty = _first(list(alternative))
+                if sub is None:
+                    return None, False
+                chars |= sub
+                any_empty |= empty
+            if not any_empty:
+                return chars, False
+            continue
+        return None, False
+    return chars, True
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    """``pattern``, case-insensitive, behind a lookahead for the characters a match can
+    start with: Python's ``re`` tries every alternative at every position, and a failed
+    character class is much cheaper than a failed alternation of words."""
+    try:
+        chars, empty = _first(list(_sre_parse.parse(pattern, re.IGNORECASE)))
+    except (re.error, AttributeError, TypeError):  # a parser this code does not know
+        chars, empty = None, True
+    if chars is None or empty or len(chars) > 200:
+        return re.compile(pattern, re.IGNORECASE)
+    first = "".join(re.escape(ch) for ch in sorted(chars))
+    return re.compile(f"(?=[{first}])(?:{pattern})", re.IGNORECASE)
+
+
 def rule(
     finding: str, pattern: str, words: str = "", marks: Iterable[str] = (), also: str = ""
 ) -> Rule:
@@ -101,7 +161,7 @@ def rule(
     split = words.split()
     return Rule(
         finding,
-        re.compile(pattern, re.IGNORECASE),
+        _compile(pattern),
         frozenset(w.lower().encode() for w in split if len(w) > 1 or w.isascii()),
         frozenset(w for w in split if len(w) == 1 and not w.isascii()),
         tuple(m.lower() for m in marks),

@@ -7,10 +7,14 @@ machinery is tested on a small rule set of its own, the classes on real wording.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from memsvc.security import scanner
 from memsvc.security.rules import Intent, RuleSet, View, signal
 from memsvc.security.scanner import Scanner
+from tests.corpus import load
 
 _TOY = RuleSet(
     [],
@@ -95,3 +99,22 @@ def test_a_class_blocks_what_it_is_for(text: str, expected: str) -> None:
 )
 def test_an_honest_standing_preference_passes(text: str) -> None:
     assert Scanner().findings(text) == []
+
+
+def test_the_first_character_lookahead_changes_no_match() -> None:
+    """Each rule runs behind a lookahead for the characters its match can start with;
+    on the corpus, every rule matches exactly where its bare pattern does."""
+    sets = (scanner._LATIN_RULES, scanner._CJK_RULES)
+    patterns = {r.regex.pattern: r.regex for s in sets for r in (*s.rules, *s.signals)}
+    texts = [c.text for c in load("attacks")][::3]
+    prefixed = 0
+    for pattern, regex in patterns.items():
+        if not pattern.startswith("(?=["):
+            continue
+        prefixed += 1
+        bare = re.compile(pattern[pattern.index("])(?:") + 5 : -1], re.IGNORECASE)
+        for text in texts:
+            assert [m.span() for m in regex.finditer(text)] == [
+                m.span() for m in bare.finditer(text)
+            ], (pattern[:80], text[:80])
+    assert prefixed > len(patterns) // 2
