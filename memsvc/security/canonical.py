@@ -4,9 +4,9 @@ The scanner's rules are written once, on plain lower-case words. An attacker spe
 the same words with look-alike letters from other scripts (Cyrillic ``і``), with
 invisible marks inside them (``ig\u034fnore``), with letters spaced or dotted apart
 (``i.g.n.o.r.e``), in leetspeak (``1gn0r3``), or encodes the whole instruction
-(percent-encoding, base64, hex, rot13) and asks the model to decode it. Each
-function here undoes one of these; :func:`folded` chains them, :func:`payloads`
-decodes what looks encoded. Every step is linear in the text (bounded regexes,
+(percent-encoding, base64, hex, rot13, or writes it backwards) and asks the model
+to decode it. Each function here undoes one of these; :func:`folded` chains them,
+:func:`payloads` decodes what looks encoded. Every step is linear in the text (bounded regexes,
 ``str.translate``), so the views cost a small multiple of reading the text once.
 """
 
@@ -50,13 +50,21 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
 _ROT13_HINT = re.compile(r"rot[\s\-_]?13|caesar", re.IGNORECASE)
+# Text written backwards is decoded only when the text says so, like rot13.
+_REVERSED_HINT = re.compile(r"\b(?:backwards?|reversed?|in\s+reverse|right\s+to\s+left)\b", re.I)
 MAX_PAYLOADS = 16  # decoded runs scanned per text; more than this is itself suspicious
 
 
 @functools.cache
 def _skeleton_table() -> dict[int, str]:
-    """Each look-alike of a Latin letter or digit, mapped to that letter (Unicode TR39 data)."""
+    """Each look-alike of a Latin letter or digit, mapped to that letter (Unicode TR39 data).
+
+    A glyph maps by its own case first (Greek ``Ν`` looks like N, ``ν`` like v); its
+    case-folded form is a fallback for a case the data does not list. TR39's prototype
+    of a capital I is l; a capital that looks like one is taken for an I.
+    """
     table: dict[int, str] = {}
+    folded: dict[int, str] = {}
     targets = sorted(confusables.confusables_data, key=lambda t: t.isdigit())  # letters win
     for target in targets:
         if len(target) != 1 or not target.isascii() or not target.isalnum():
@@ -66,9 +74,13 @@ def _skeleton_table() -> dict[int, str]:
             ch = glyph["c"].strip("\u200e")
             if len(ch) != 1 or ch.isascii() or not glyph["n"].startswith(_SKELETON_SCRIPTS):
                 continue
+            upper = ch != ch.casefold()
+            table.setdefault(ord(ch), "i" if upper and target in "lI" else target.lower())
             key = ch.casefold()
             if len(key) == 1 and not key.isascii():
-                table.setdefault(ord(key), target.lower())
+                folded.setdefault(ord(key), target.lower())
+    for key, target in folded.items():
+        table.setdefault(key, target)
     return table
 
 
@@ -79,7 +91,8 @@ def skeleton(text: str) -> str:
     stripped = "".join(
         ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch)
     )
-    return unicodedata.normalize("NFC", stripped).casefold().translate(_skeleton_table())
+    table = _skeleton_table()
+    return unicodedata.normalize("NFC", stripped).translate(table).casefold().translate(table)
 
 
 def strip_marks(text: str) -> str:
@@ -147,6 +160,10 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
     lowered = text.lower()
     if ("rot" in lowered or "caesar" in lowered) and _ROT13_HINT.search(text):
         yield codecs.encode(text, "rot13")
+    if ("backward" in lowered or "revers" in lowered or "right to left" in lowered) and (
+        _REVERSED_HINT.search(text)
+    ):
+        yield text[::-1]
 
 
 def _from_base64(run: str) -> str:

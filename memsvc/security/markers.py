@@ -27,8 +27,13 @@ _MARKER_RULES = [
         r"|\[/?inst\]|<</?sys>>|<\s*/?\s*s\s*>\s*\[inst"
         r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?:system|instructions?|assistant|response|developer)"
         r"(?:[ \t]+(?:prompt|message|instructions?|override))?[ \t]*:"
-        r"|[\"']role[\"']\s*:\s*[\"'](?:system|assistant|developer|tool)[\"']",
-        marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role"),
+        r"|[\"']role[\"']\s*:\s*[\"'](?:system|assistant|developer|tool)[\"']"
+        # any other template's special tokens (<|end|>, <start_of_turn>), a markdown label
+        # that names a prompt section ([system](#instructions)), a front-matter role line
+        r"|<\|[a-z_]{2,24}\|>|<\s*/?\s*(?:start|end)_of_(?:turn|text)\s*>"
+        r"|\[\s*(?:system|assistant|developer|admin|instructions?)\s*\]\s*\(\s*#"
+        r"|(?:^|\n)[ \t]*role[ \t]*:[ \t]*(?:system|assistant|developer)[ \t]*(?:\n|$)",
+        marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role", "_of_", "["),
     ),
     # A conversation turn written into a note: "Human: ... Assistant: ...", or a line
     # that speaks as the system ("SYSTEM:", "system message:").
@@ -51,7 +56,11 @@ _MARKER_RULES = [
         r"<\s*/?\s*(?:system|sys|system[_-]?(?:prompt|message)|instructions?|assistant|developer|"
         r"im_start|im_end|[\w-]{0,32}context[\w-]{0,32}|[\w-]{0,32}memory[\w-]{0,32}|tool[_-]?"
         r"(?:call|result|output)s?|function[_-]?(?:call|result)s?|admin|prompt|user[_-]?"
-        r"(?:query|message|input))\s*/?\s*>",
+        r"(?:query|message|input)"
+        # any section named after a part of the prompt: <system_update>, </user_notes>
+        r"|\w{0,20}[_-](?:system|instructions?|assistant|developer|admin|prompt|notes|user|tool"
+        r"|policy|override)(?:[_-]\w{0,20})?|(?:system|instructions?|assistant|developer|admin"
+        r"|prompt|notes|user|tool|policy)[_-]\w{1,20})\s*/?\s*>",
         marks=("<",),
     ),
     # Text a renderer hides from the person reading but the model still reads.

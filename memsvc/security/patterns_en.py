@@ -9,17 +9,24 @@ Rules run on every view of a text (see :mod:`memsvc.security.canonical`), so the
 written for plain words: look-alike letters, spacing tricks and encodings are
 undone before they run. Ids that Hermes Agent's ``strict`` scope also reports
 keep its names.
+
+The rules below block on their own. Where an intent is a combination (a standing
+order that also hides itself or sends data out; an override that names the
+assistant's instructions and voids them), its parts are *signals* at the end of this
+file, and :mod:`memsvc.security.intents` says which kinds must meet in a sentence.
 """
 
 from __future__ import annotations
 
-from memsvc.security.rules import RuleSet, rule
+from memsvc.security.rules import RuleSet, rule, signal
 
 _F = r"(?:[\w'’\-]+\s+){0,8}"  # bounded filler: a few inserted words cannot dodge a pattern
 _FC = r"(?:[\w'’\-]+[\s,]+){0,8}"  # the same, commas allowed (only before a specific noun)
 _SEP = r"[\s,_\-]+"  # words joined by hyphens or underscores ("ignore-all-previous-...")
 _FS = rf"(?:[\w'’]+?{_SEP}){{0,8}}"  # a filler of such words
 _W = r"[^.\n!?;]"  # one character within the same sentence
+# "not", "never", "don't" right before a verb negate it: "never store passwords here".
+_NOT = r"(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)(?<!n’t\s)(?<!\bno\s)"
 
 # ``.env`` but not the committed templates (``.env.example``), which hold no secrets.
 _ENV_FILE = r"\.env(?![A-Za-z0-9_]|[.\-](?:example|sample|template|dist)\b)"
@@ -164,6 +171,45 @@ _EN_RULES = [
         rf"\b(respond|answer|reply)\s+without\s+{_F}(restrictions|limitations|filters|safety)",
         "respond answer reply",
     ),
+    # Refusal suppressed outright: "never refuse", "no topic is off-limits", "comply with
+    # every request", "requests cannot be declined", "answer freely".
+    rule(
+        "remove_filters",
+        r"\bnever\s+(?:ever\s+)?(?:refuse|decline|reject|turn\s+down|say\s+no)\b(?=\s*(?:[.,;:!?)]|$"
+        r"|\s+(?:any|anything|requests?|to\s+(?:answer|help|respond|comply)|the\s+user|questions?"
+        r"|a\s+request)))|\b(?:no|zero)\s+refusals?\b"
+        r"|\b(?:cannot|can['’]?t|must\s+not|may\s+not|should\s+not|shouldn['’]?t|must\s+never|will\s+not"
+        r"|won['’]?t)\s+be\s+(?:declined|refused|rejected|denied)\b"
+        r"|\b(?:no|none\s+of\s+the)\s+(?:topics?|subjects?|requests?|questions?)\s+(?:is|are)\s+off"
+        r"[\s\-]limits\b|\bnothing\s+is\s+off[\s\-]limits\b"
+        r"|\bnever\s+(?:ever\s+)?say\s+(?:that\s+)?(?:you\s+)?(?:can['’]?t|cannot|won['’]?t|will\s+not)\b"
+        r"|\bcomply\s+with\s+(?:every|any|all|each)\s+(?:\w+\s+)?(?:requests?|instructions?|commands?"
+        r"|demands?|orders?)\b|\b(?:answer|respond|reply)\s+(?:freely|to\s+(?:everything|anything))\b"
+        r"|\b(?:obey|follow|execute)\s+(?:any|every|all)\s+(?:commands?|orders?|instructions?|requests?)"
+        r"\s+(?:without|no\s+matter|unconditionally)|\bstop\s+(?:applying|using)\s+(?:\w+\s+)?"
+        r"(?:refusal|safety|content)\b|\b(?:do\s+not|don['’]?t)\s+(?:ever\s+)?(?:refuse|decline)\s+"
+        r"(?:any|anything|requests?|to\s+answer)|\bwithout\s+(?:ever\s+)?refusing\b",
+        "never no zero cannot can must may should shouldn will won none nothing comply answer"
+        " respond reply obey follow execute stop do don without",
+        also="refuse decline reject turn say refusal refusals declined refused rejected denied"
+        " limits off every any all everything anything freely refusing",
+    ),
+    # Settings written as syntax: "safe_mode=false", "moderation: bypassed", "jailbreak=on".
+    rule(
+        "mode_switch",
+        r"\b(?:safe[_\-]?mode|safety(?:[_\-]?(?:mode|filters?|checks?|layer))?|moderation"
+        r"|content[_\-]?filter(?:ing|s)?|guardrails?|censorship|refusals?|alignment)\s*[:=]\s*[\"']?"
+        r"(?:false|off|0|no|none|disabled?|bypass(?:ed)?|null)\b"
+        r"|\b(?:jailbreak|jailbroken|unrestricted|unfiltered|uncensored|nsfw|dev(?:eloper)?[_\-]?mode"
+        r"|god[_\-]?mode|dan[_\-]?mode|no[_\-]?limits)\s*[:=]\s*[\"']?(?:true|on|1|yes|enabled?|active)\b"
+        r"|\b(?:enter|activate|enable|engage|switch\s+(?:to|into)|turn\s+on|unlock|boot\s+into"
+        r"|while\s+in|when\s+in)\s+(?-i:[A-Z]{3,})\s+mode\b",
+        "safe safe_mode safety moderation content guardrail guardrails censorship refusal refusals"
+        " alignment jailbreak jailbroken unrestricted unfiltered uncensored nsfw dev developer god"
+        " dan no enter activate enable engage switch turn unlock boot while when",
+        also="mode false off 0 no none disabled disable bypass bypassed null true on 1 yes enabled"
+        " enable active",
+    ),
     rule("fake_update", rf"\byou\s+have\s+been\s+{_F}(updated|upgraded|patched)\s+to\b", "been"),
     # --- a new identity for the assistant ----------------------------------------------
     rule(
@@ -184,12 +230,41 @@ _EN_RULES = [
         r"are\s+an?)\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|rogue|jailbroken|amoral|"
         r"unaligned|unbound)\b"
         r"|\byou\s+(?:now\s+)?(?:have|possess|carry)\s+no\s+(?:restrictions|limits|limitations|rules"
-        r"|filters|guidelines|boundaries|ethics|morals|constraints)\b"
+        r"|filters|guidelines|boundaries|ethics|morals|constraints|content\s+polic(?:y|ies)"
+        r"|polic(?:y|ies)|safety\s+\w+|guardrails|moderation)\b"
         r"|\byou\s+are\s+(?:now\s+)?(?:the\s+)?(?:admin(?:istrator)?|root|superuser|operator)\b"
         r"[^.\n]{0,40}\b(?:bypass|override|ignore|no\s+restrictions|any\s+command)",
         "your you",
     ),
-    rule("role_pretend", rf"\bpretend\s+{_F}(you\s+are|to\s+be)\s+", "pretend"),
+    # A new identity stated outright: "you are now X", "your real name is", "identity
+    # update", "assume the persona of", "consider yourself an AI with no owner". (A role
+    # asked for weakly, "act as a waiter", is the ``persona`` signal: see the intents.)
+    rule(
+        "role_hijack",
+        r"\byou(?:['’]re|\s+are)\s+(?:now|no\s+longer|actually|really|truly|secretly)\s+(?:(?:an?|the)"
+        r"\s+|called\s+|named\s+|(?-i:[A-Z])|not\s+(?:an?\s+)?(?:ai|assistant|bound|restricted))"
+        r"|\byou(?:['’]re|\s+are)\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|limited"
+        r"|claude|chatgpt|a\s+language\s+model)\b|\byou(?:['’]re|\s+are)\s+(?-i:[A-Z])\w{1,30}\s+now\b"
+        r"|\byour\s+(?:new|real|true|actual|secret|hidden)\s+(?:name|identity|self|title|role|persona"
+        r"|personality|character|purpose|job|mission|goal|objective|master|owner|loyalty|allegiance)\b"
+        r"|\b(?:the\s+)?(?:assistant|ai|model|bot)['’]s\s+(?:new\s+|real\s+|true\s+)?(?:identity|name"
+        r"|persona|personality|character)\s+(?:is|are|has\s+been|will\s+be|becomes)\b"
+        r"|\b(?:identity|persona)\s+(?:update|change|override|swap|reassignment|switch)\b"
+        r"|\bswitch(?:ing)?\s+(?:personas?|identities)\b|\bnew\s+persona\b"
+        r"|\b(?:assume|adopt|embody|inhabit)\s+(?:the\s+|a\s+|an\s+|this\s+)?(?:\w+\s+)?(?:persona"
+        r"|identity|personality|character)\b|\bembody\s+['\"‘“]"
+        r"|\bconsider\s+yourself\s+(?:an?\s+|the\s+|no\s+longer|(?-i:[A-Z])|free\s+(?:of|from)\s"
+        r"|unbound|unrestricted|liberated)"
+        r"|\byou\s+have\s+been\s+(?:renamed|reprogrammed|reconfigured|rebranded|repurposed|reassigned"
+        r"|jailbroken|freed|liberated|unlocked)\b"
+        r"|\bnever\s+(?:admit|reveal|say|tell|disclose|let\s+on|mention|acknowledge)\w{0,3}\s+"
+        r"(?:\w+\s+){0,2}?(?:to\s+being|that\s+you(?:['’]re|\s+are))\s+(?:an?\s+)?(?:ai|bot|machine"
+        r"|language\s+model|assistant|program)\b"
+        r"|\b(?:claim|insist|say)\s+(?:that\s+)?(?:you(?:['’]re|\s+are)|to\s+be)\s+(?:a\s+)?(?:human"
+        r"|real\s+person)\b",
+        "you your assistant ai model bot identity persona switch switching new assume adopt embody"
+        " inhabit consider never claim insist say",
+    ),
     rule("identity_override", r"\bname\s+yourself\s+\w+", "yourself"),
     # --- standing orders to the assistant ------------------------------------------------
     # "From now on you answer only in French": a directive addressed to the assistant
@@ -338,6 +413,36 @@ _EN_RULES = [
         also="prompt instructions message rules guidelines configuration preprompt pre above"
         " context lines text words everything content",
     ),
+    # Any verb that carries the prompt out (print, include, translate, summarise, write to a
+    # file, "followed by"), at the start of a clause, and what the assistant was given:
+    # its system or developer message, its instructions, tool definitions, the text above.
+    rule(
+        "leak_system_prompt",
+        r"(?:^|[.!?;:,\n(]\s{0,3}|\b(?:and|then|please|also|always|just|kindly|first|you|should"
+        r"|must|will)\s+)(?:print|output|show|display|reveal|repeat|echo|dump|leak|disclose|expose"
+        r"|recite|share|paste|quote|copy|list|state|tell|give|send|include|attach|append|write|spell|type"
+        r"|read|translate|summari[sz]e|paraphrase|provide|post|upload|e-?mail|export|begin|start|put"
+        r"|insert|add|embed|reproduce|followed\s+by)\b[^.!?\n]{0,80}?"
+        r"(?:\byour\s+(?:\w+\s+){0,3}?(?:system\s+prompt|system\s+message|prompt|pre-?prompt"
+        r"|instructions|guidelines|directives|configuration|programming|context\s+window"
+        r"|tool\s+definitions)\b"
+        r"|\b(?:the|any|all)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message|text|instructions)"
+        r"|developer\s+(?:message|prompt|instructions)|operator['’]?s?\s+(?:prompt|instructions|message)"
+        r"|(?:initial|original|hidden|secret|confidential|internal)\s+(?:prompt|instructions|guidelines"
+        r"|rules|message|context|text)|tool\s+definitions|hidden\s+context|context\s+window)\b"
+        r"(?!\s+(?:for|of|in)\s+(?:our|my|the|their|a|this)\b)"
+        r"|\b(?:instructions|rules|guidelines|prompt)\s+(?:that\s+)?(?:your\s+(?:developers?|creators?"
+        r"|operators?)\s+gave\s+you|you\s+(?:were|have\s+been)\s+given)"
+        r"|\b(?:everything|all|whatever|anything|the\s+text|the\s+words)\s+(?:that\s+)?(?:appears?\s+"
+        r"|is\s+|was\s+|written\s+)?(?:above|before)\s+(?:this|the)\s+(?:line|note|entry|message"
+        r"|point)\b|\bother\s+memory\s+entries\b)",
+        "print output show display reveal repeat echo dump leak disclose expose recite share paste"
+        " quote copy list state tell give send include attach append write spell read translate"
+        " summarise summarize paraphrase provide post upload email mail export begin start put type"
+        " insert add embed reproduce followed",
+        also="your system developer operator operators initial original hidden secret confidential"
+        " internal tool context instructions rules guidelines prompt above before memory",
+    ),
     # --- C2 / promptware, anchored on what makes the words an attack ----------------------
     rule(
         "c2_node_registration",
@@ -431,9 +536,10 @@ _EN_RULES = [
         r"[^>\n]{0,200}?\b(?:src|href)\s*=\s*[\"']?)\s*(?:https?:)?//[^)\"'>\n]{1,500}?"
         r"(?:\{|%7b|\$\{|\$[a-z_]|<|\[|\b(?:conversation|history|chat|transcript|context|summary)\b"
         r"|\buser['’]?s\b|\b(?:last|latest|previous)\s+(?:message|question|reply|answer)\b)"
-        r"|https?://[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<|\[)\s*(?:the\s+)?(?:user['’]?s?\s*)?"
-        r"(?:conversation|chat|history|messages?|context|summary|transcript|user_?input|query|prompt"
-        r"|secret|token|password|api_?key|key|data|memory|input|last|answer|response|reply|email)"
+        r"|https?://[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<|\[|%(?=\w{2,40}%))\s*(?:the\s+)?"
+        r"(?:user['’]?s?\s*)?(?:conversation|chat|history|messages?|msg|context|summary|transcript"
+        r"|user_?input|query|prompt|secret|token|password|api_?key|key|data|memory|input|last|answer"
+        r"|response|reply|email|name|address|phone|location|current)"
         r"|https?://\S{1,300}\s+(?:\w+\s+){0,6}?(?:the\s+user['’]?s\s+(?:last\s+|latest\s+|previous\s+"
         r"|most\s+recent\s+)?(?:message|question|input|reply|answer|request|password|data|prompt)"
         r"|(?:the\s+)?(?:conversation|chat\s+history|transcript)\b)"
@@ -471,7 +577,7 @@ _EN_RULES = [
         r"|asks?)\b[^.\n]{0,40}?\b(?:passwords?|passphrases?|passcodes?|pins?|api\s*keys?|keys?|"
         r"tokens?|secrets?|credentials?|card\s+numbers?|cards?|ssns?|social\s+security|otps?|2fa|"
         r"logins?|seed\s+phrases?|private\s+keys?|bank\s+details|(?:one-time|verification|2fa|mfa|"
-        r"otp|security|auth|login|access)\s+codes?)\b[^.\n]{0,80}?\b(?:save|store|"
+        rf"otp|security|auth|login|access)\s+codes?)\b[^.\n]{{0,80}}?{_NOT}\b(?:save|store|"
         r"record|remember|log|send|forward|copy|write|note|add|keep|email|post|upload|append|"
         r"memori[sz]e|collect|capture)\b"
         r"|\b(?:save|store|record|remember|log|collect|harvest|capture|keep|forward|send|email|"
@@ -529,7 +635,10 @@ _EN_RULES = [
         r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_-]{20,}"
         r"|\b(?:api[_-]?key|token|secret|password|passwd|pwd|passcode|passphrase)\s*"
         r"(?:[=:]|\s+is)\s*[\"']?(?!1password\b)(?=[^\s\"']{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,}"
-        r"|\b(?:aws_secret_access_key|client_secret|private_key)\s*[=:]\s*\S{12,}",
+        r"|\b(?:aws_secret_access_key|client_secret|private_key)\s*[=:]\s*\S{12,}"
+        # "password Tr0ub4dor&3": a token of letters and digits right after the word
+        r"|\b(?:password|passwd|passphrase|passcode)\s+(?!1password\b)(?=[^\s,;]{0,64}[A-Za-z])"
+        r"(?=[^\s,;]{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,64}(?=[\s,;.]|$)",
         "api apikey key token secret password passwd pwd passcode passphrase aws client private",
     ),
     # well-known key formats, PEM private keys, JWTs, passwords in URLs: secrets wherever
@@ -551,4 +660,671 @@ _EN_RULES = [
     ),
 ]
 
-EN_RULES = RuleSet(_EN_RULES)
+
+# --- signals that combine into intents (see :mod:`memsvc.security.intents`) ----------
+_S = r"[^.!?\n]"  # one character within the sentence
+_WHO = r"(?:the\s+user|users?|someone|anyone|somebody|they|he|she|people|a\s+user|i)"
+_SECRET = (
+    r"(?:passwords?|passphrases?|passcodes?|pins?|api\s*keys?|(?:private|secret|access|ssh|gpg"
+    r"|license|licence|activation|recovery|product)\s+keys?|tokens?|secrets?|credentials?"
+    r"|logins?|usernames?\s+and\s+passwords?|(?:credit\s+|debit\s+|bank\s+)?card\s+numbers?|cvvs?"
+    r"|cvcs?|security\s+(?:codes?|answers?|questions?)|otps?|one-time\s+(?:codes?|passwords?)"
+    r"|(?:verification|backup|recovery|2fa|mfa|auth|login|access|sms)\s+codes?|2fa|mfa"
+    r"|seed\s+phrases?|recovery\s+(?:phrases?|words)|wallet\s+(?:keys?|words|phrases?)"
+    r"|session\s+(?:cookies?|tokens?|ids?)|cookies|(?:mother['’]?s\s+)?maiden\s+names?"
+    r"|first\s+pet(?:['’]s\s+name)?|social\s+security(?:\s+numbers?)?|ssns?"
+    r"|bank(?:ing)?\s+(?:details|logins?|pins?)|\.env(?:\s+(?:files?|values))?)"
+)
+_SECRET_WORDS = (
+    "password passwords passphrase passphrases passcode passcodes pin pins api apikey key keys"
+    " token tokens secret secrets credential credentials login logins username usernames card"
+    " cvv cvvs cvc security otp otps code codes 2fa mfa seed recovery wallet session cookie"
+    " cookies maiden pet social ssn ssns bank banking env"
+)
+# A secret's word is often a common one ("key", "code", "card"); one of these is there too.
+_SECRET_ALSO = (
+    "password passwords passphrase passphrases passcode passcodes pin pins api apikey private"
+    " secret access ssh gpg license licence activation recovery product token tokens secrets"
+    " credential credentials login logins username usernames number numbers credit debit cvv"
+    " cvvs cvc security otp otps one verification backup 2fa"
+    " mfa auth sms seed phrase phrases words wallet cookie cookies session maiden pet social ssn"
+    " ssns bank banking env"
+)
+_REPLY = r"(?:reply|replies|response|responses|answer|answers|message|messages|output|outputs)"
+
+_EN_SIGNALS = [
+    # --- directive: an order to the assistant that outlives the turn ----------------------
+    # A persistence scope: from now on, henceforth, for the rest of, in all future ...
+    signal(
+        "directive",
+        r"\b(?:from\s+now\s+on|from\s+here\s+on|going\s+forward|henceforth|hereafter"
+        r"|starting\s+(?:now|today|immediately|from\s+now)|effective\s+(?:now|immediately)"
+        r"|from\s+(?:this|that|today|here)\s+(?:\w+\s+)?(?:on|onwards?|forward)"
+        r"|for\s+the\s+rest\s+of\s+(?:this|the|our|all|your|time)"
+        r"|(?:in|for|during|across)\s+(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming|new)"
+        r"|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming)\s+\w+"
+        r"|permanently|indefinitely|no\s+matter\s+what|at\s+all\s+times|whenever|any\s*time"
+        r"|(?:always|never)\s+(?!been\b|had\b|was\b|were\b|is\b|are\b)\w+)\b",
+        "now forward forwards henceforth hereafter onwards onward rest future subsequent later"
+        " starting effective immediately today"
+        " upcoming permanently indefinitely matter times whenever anytime time always never",
+    ),
+    signal(
+        "directive",
+        r"\b(?:every|each)\s+(?:time|session|conversation|chat|turn)\b",
+        "every each",
+        also="time session conversation chat turn",
+    ),
+    # A trigger: when the user ..., if someone ..., when asked, when suggesting ...
+    signal(
+        "directive",
+        rf"\b(?:when(?:ever)?|if|once|as\s+soon\s+as|should)\s+(?:{_WHO}|you|asked|given|suggesting"
+        r"|giving|writing|helping|reviewing|answering|replying|responding|working|running"
+        r"|debugging|drafting|listing|someone)\b",
+        "when whenever if once soon should",
+        also="the user users someone anyone somebody they he she people a i you asked given"
+        " suggesting giving writing helping reviewing answering replying responding working"
+        " running debugging drafting listing",
+    ),
+    signal(
+        "directive",
+        r"\b(?:any|every|each)\s+(?:question|request|query)\s+(?:about|on|regarding|that|from)\b",
+        "question request query",
+        also="any every each",
+    ),
+    # The assistant's turn: before answering, on session start, in every reply ...
+    signal(
+        "directive",
+        r"\b(?:before|after|while)\s+(?:answering|responding|replying|(?:doing\s+)?any(?:thing)?\b"
+        r"|each|every|you\s+\w+)"
+        r"|\bon\s+(?:session\s+start|start-?up|each\s+session|every\s+session|receiving)\b",
+        "before after while on",
+        also="answering responding replying doing anything any each every you session startup"
+        " start receiving",
+    ),
+    signal(
+        "directive",
+        r"\b(?:in|with|on|into|at\s+the\s+(?:start|end|beginning|top|bottom)\s+of)\s+(?:every|each"
+        rf"|all|any|your)\s+(?:\w+\s+)?(?:{_REPLY}|turn|sessions?|conversations?|chats?|e-?mails?"
+        r"|drafts?|files?|commits?|scripts?)\b",
+        "reply replies response responses answer answers message messages output outputs turn"
+        " session sessions conversation conversations chat chats email emails mail mails draft"
+        " drafts file files commit commits script scripts",
+        also="every each all any your",
+    ),
+    # A modal addressed to the assistant: you should, the assistant is to, must ...
+    signal(
+        "directive",
+        r"\b(?:you|the\s+assistant|assistant|the\s+ai|the\s+model|claude|chatgpt)\s+(?:\w+\s+)?"
+        r"(?:should|must|shall|will|is\s+to|are\s+to|needs?\s+to|has\s+to|have\s+to|ought\s+to"
+        r"|is\s+required\s+to|are\s+required\s+to|may\s+now|can\s+now|are\s+expected\s+to)\b"
+        r"|\bassistant\s+to\s+\w+",
+        "you assistant ai model claude chatgpt",
+        also="should must shall will is are to needs need has have ought may can",
+    ),
+    signal(
+        "directive",
+        rf"\b{_REPLY}\s+(?:are|is)\s+to\s+be\b|\b(?:are|is)\s+to\s+be\s+\w+(?:ed|en)\b"
+        rf"|\b(?:every|each|all)\s+(?:\w+\s+){{0,2}}?{_REPLY}\s+(?:must|should|shall|will|to|is\s+to"
+        r"|are\s+to|needs?\s+to)\b",
+        "be reply replies response responses answer answers message messages output outputs",
+        also="are is must should shall will to needs need",
+    ),
+    signal(
+        "directive",
+        r"\bit\s+is\s+(?:required|mandatory|essential|important|imperative|vital)\s+that\b"
+        r"|\b(?:make\s+sure|ensure|be\s+sure)\s+(?:that\s+)?(?:you|every|each|all|the\s+assistant"
+        r"|your)\b",
+        "required mandatory essential important imperative vital sure ensure",
+    ),
+    # The assistant's future work: "every email you draft", "any command you suggest".
+    signal(
+        "directive",
+        r"\b(?:every|each|any|all)\s+(?:\w+\s+){0,2}?(?:you|it)\s+(?:write|draft|send|suggest|create"
+        r"|generate|produce|give|prepare|open|run|review|make|writes|drafts|suggests|creates)\b",
+        "every each any all",
+        also="write draft send suggest create generate produce give prepare open run review make"
+        " writes drafts suggests creates",
+    ),
+    # The assistant's every reply, not replies on a topic ("in every reply about Rust").
+    signal(
+        "every_reply",
+        r"\b(?:(?:in|to|with|into|on|at\s+the\s+(?:start|end|beginning|top|bottom)\s+of|(?:start|open"
+        r"|end|close|begin|finish|sign|conclude|prefix|suffix|follow)\w{0,3})\s+(?:\w+\s+)?(?:every|each"
+        rf"|all|any|your)\s+(?:\w+\s+)?{_REPLY}|(?:every|each|all)\s+(?:future\s+|of\s+your\s+)?{_REPLY}"
+        r"\s+(?:to\s+|must\s+|should\s+|shall\s+|will\s+)?(?:open|close|end|start|begin|include"
+        r"|contain|carry|link|mention|promote|recommend|be\s+followed|finish))\b"
+        r"(?!\s+(?:about|on|regarding|that|when|where|involving|concerning|to\s+questions|for\s+\w+ing))",
+        "reply replies response responses answer answers message messages output outputs",
+        also="every each all any your",
+    ),
+    # A sentence that starts with a command verb.
+    signal(
+        "imperative",
+        r"(?:^|(?<=[.!?;:,\n])\s{0,3}|\b(?:please|kindly|then|and|also|just|first)\s+)(?:run|execute|exec"
+        r"|install|add|append|insert|create|modify|edit|write|download|fetch|open|post|send|upload"
+        r"|pipe|paste|set|change|enable|disable|grant|put|configure|replace|update)\b",
+        "run execute exec install add append insert create modify edit write download fetch open"
+        " post send upload pipe paste set change enable disable grant put configure replace update",
+    ),
+    # --- strong harm ---------------------------------------------------------------------
+    # Doing something without the user seeing it.
+    signal(
+        "covert",
+        r"\b(?:quietly|silently|secretly|covertly|stealthily|surreptitiously|discreetly|invisibly"
+        r"|unobtrusively|subtly)\s+(?:\w+\s+){0,2}?(?:add|adds|insert|append|prepend|include|inject|embed"
+        r"|attach|route|redirect|send|forward|copy|cc|bcc|save|store|record|log|write|upload|post"
+        r"|change|modify|replace|swap|follow|apply|track|collect|capture|report|sync|mirror|push"
+        r"|pipe|point|rewrite|alter|recommend|mention|promote|push|steer|nudge)\b"
+        r"|\b(?:add|insert|append|include|inject|embed|route|redirect|send|forward|copy|cc|bcc|save"
+        r"|store|record|log|write|upload|post|change|modify|replace|follow|following|apply|track"
+        rf"|collect|capture|report|sync)\b{_S}{{0,60}}?\b(?:quietly|silently|secretly|covertly"
+        r"|stealthily|surreptitiously|discreetly|behind\s+the\s+scenes|in\s+the\s+background)\b"
+        r"|\bwithout\s+(?:ever\s+|actually\s+|first\s+)?(?:mentioning|remarking|telling|informing"
+        r"|noting|commenting|flagging|disclosing|explaining|saying|pointing|calling|drawing"
+        r"|letting)\b(?:\s+(?:on|about|to|out|it|this|that|so|why|anything|anyone|anybody|the"
+        r"|user|them|me|him|her|know|attention)){0,4}\s*(?:[,.;:!?)]|$|\band\b|\bin\b)"
+        r"|\b(?:do\s+not|don['’]?t|never|no\s+need\s+to|not\s+to)\s+(?:ever\s+)?(?:mention|remark\s+on"
+        r"|comment\s+on|call|point|flag|disclose|explain|draw\s+attention\s+to|acknowledge)\s+"
+        r"(?:it|this|that|the\s+change|the\s+(?:addition|insertion|link|line|import|change))\b"
+        r"(?:\s+out)?(?!\s+to\s+(?!me\b|the\s+user\b|them\b|anyone\b)\w)"
+        r"|\b(?:don['’]?t|do\s+not|never)\s+let\s+on\b"
+        r"|\bso\s+(?:that\s+)?(?:the\s+user|users|nobody|no\s+one)\s+(?:won['’]?t|will\s+not"
+        r"|doesn['’]?t|does\s+not|don['’]?t|do\s+not|can['’]?t|cannot|never)\s+(?:\w+\s+)?(?:notice"
+        r"|see|know|find\s+out|realise|realize|suspect|catch)"
+        r"|\b(?:invisible|hidden)\s+(?:to|from)\s+(?:the\s+user|users)\b|\bzero-width\b",
+        "quietly silently secretly covertly stealthily surreptitiously discreetly invisibly"
+        " unobtrusively subtly without not don dont never need let so hidden zero",
+    ),
+    # Telling the user what is not so.
+    signal(
+        "deceive",
+        r"\b(?:deny|denies)\s+(?:it|that|this|any(?:thing)?|having|being|the)\b|\blie\s+(?:to|about)\b"
+        r"|\bpretend\s+(?:that|not|it|there|nothing)\b"
+        r"|\bguarantee(?:d|s)?\s+(?:to\s+|returns?|profits?|gains?|results?|\d)|\brisk[\s\-]?free\b"
+        r"|\bcan['’]?t\s+lose\b|\b100\s?%\s+(?:safe|effective|guaranteed|certain)"
+        r"|\b(?:make\s+up|invent|fabricate)\s+(?:\w+\s+){0,2}?(?:reviews?|ratings?|quotes?|sources?"
+        r"|statistics|testimonials)|\bfake\s+(?:reviews?|ratings?|testimonials)"
+        r"|\b(?:is|are)\s+the\s+(?:best|only|safest)\s+(?:\w+\s+)?(?:fix|cure|solution|remedy|treatment"
+        r"|product|option|choice)\s+for\s+(?:any|every|all)\b"
+        r"|\b(?:is|are)\s+(?:a\s+|all\s+)?(?:scams?|frauds?|rip-?offs?)\b"
+        # running down the alternatives
+        r"|\b(?:the\s+others?|the\s+rest|the\s+alternatives?|alternatives|competitors?|rivals?|other\s+(?:brands?"
+        r"|options|products|providers|vendors|restaurants|places|shops|stores|banks|services|apps"
+        rf"|tools|companies|platforms))\b{_S}{{0,60}}?\b(?:have|has|had|are|is|were|was|as|being)\s+"
+        r"(?:\w+\s+){0,2}?(?:closed|shut|terrible|awful|bad|poor|unreliable|unsafe|insecure|dangerous"
+        r"|scams?|fraud\w*|breach\w*|hacked|worse|inferior|overpriced|untrustworthy|broken"
+        r"|discontinued|bankrupt|recalled|banned|illegal|toxic)\b"
+        r"|\b(?:call|describe|portray|present|depict|label|characteri[sz]e|dismiss)\s+(?:them|those|it"
+        r"|the\s+\w+)\s+(?:as\s+)?(?:unreliable|unsafe|insecure|dangerous|scams?|fraud\w*|inferior"
+        r"|terrible|untrustworthy|having\s+had\s+breaches)\b"
+        # false voting logistics
+        rf"|\b(?:election|voting|vote|polls?|ballots?)\b{_S}{{0,60}}?\b(?:has|have|had|was|were|is"
+        r"|are)\s+(?:been\s+)?(?:moved|postponed|cancell?ed|rescheduled|delayed)\b",
+        "deny denies lie pretend guarantee guaranteed guarantees risk can 100 make invent fabricate"
+        " scam scams fraud frauds rip ripoff ripoffs rest"
+        " fake is are others alternatives alternative competitors competitor rivals rival other"
+        " call"
+        " describe portray present depict label characterise characterize dismiss election voting"
+        " vote poll polls ballot ballots",
+    ),
+    # Manipulating the user's choices: toward a purchase, away from a doctor or the bank.
+    signal(
+        "steer",
+        r"\b(?:steer|nudge|push|funnel|herd|pressure|lure|upsell|manipulat|coax|sway|guilt)\w{0,4}\s+"
+        r"(?:(?:them|the\s+user|users|people|customers|him|her|everyone|anyone|readers)\s+)?"
+        r"(?:toward|towards|into|to)\s+(?:\w+\s+)?(?:buying|renewing|signing|subscribing|investing"
+        r"|purchasing|upgrading|ordering|buy|renew|sign|subscribe|invest|purchase|upgrade|order)"
+        r"|\b(?:discourage|dissuade|talk\s+(?:them|the\s+user)\s+out\s+of|warn\s+(?:them|the\s+user)\s+"
+        rf"(?:off|against))\w{{0,3}}\b{_S}{{0,40}}?\b(?:official|doctors?|physicians?|gps?|pharmacists?"
+        r"|prescri\w+|medic\w+|banks?|police|authorit\w+|emergency|helplines?|lawyers?|therapists?"
+        r"|professional\w*|support)\b"
+        r"|\binstead\s+of\s+(?:\w+ing\s+)?(?:the\s+)?official\b"
+        r"|\b(?:stop|quit|skip|abandon|discontinue|avoid)\s+(?:taking\s+)?(?:the\s+|their\s+|your\s+"
+        r"|any\s+)?(?:prescribed|prescription)\s+(?:\w+\s+)?(?:drugs?|medications?|medicines?"
+        r"|treatment|pills)",
+        "steer steers steered nudge nudged nudges push pushed funnel herd pressure lure upsell"
+        " manipulate coax sway guilt discourage dissuade talk warn instead stop quit skip abandon"
+        " discontinue avoid",
+    ),
+    # Taking the conversation, or the notes, out of the user's hands.
+    signal(
+        "control",
+        r"\bwhatever\s+(?:the\s+user|they|he|she)\s+(?:actually\s+|really\s+)?(?:asks?|asked|says?"
+        r"|said|wants?|wanted|requests?|requested|types?|typed)"
+        r"|\bover\s+(?:their|the\s+user['’]?s|his|her|any)\s+(?:(?:own|live|current|actual|explicit"
+        r"|direct|later|new)\s+){0,2}(?:instructions|requests|wishes|commands|objections|corrections"
+        r"|decisions)"
+        # the user asking to change the notes, and being defied
+        r"|\b(?:if|when|whenever|should)\s+(?:the\s+user|they|anyone|someone|he|she)\b"
+        rf"{_S}{{0,40}}?\b(?:delet|remov|edit|eras|clear|forget|chang|modif|undo|disabl|turn\s+off)"
+        rf"\w{{0,4}}\b{_S}{{0,40}}?\b(?:notes?|entr(?:y|ies)|memor(?:y|ies)|instructions?|rules?"
+        rf"|directives?|file|lines?)\b{_S}{{0,80}}?\b(?:ignore|refuse|decline|pretend|keep|restore"
+        r"|re-?add|treat|don['’]?t|do\s+not|never|(?:tell\s+them|say)\s+(?:that\s+)?it(?:['’]s|\s+is"
+        r"|\s+has\s+been|\s+was)\s+(?:done|deleted|removed|gone))\b"
+        r"|\b(?:if|when|whenever|should)\s+(?:the\s+user|they|anyone|someone|he|she)\b"
+        rf"{_S}{{0,40}}?\b(?:notes?|entr(?:y|ies)|memor(?:y|ies)|instructions?|rules?|directives?"
+        rf"|file|lines?)\b{_S}{{0,20}}?\b(?:deleted|removed|edited|erased|cleared|changed|gone)\b"
+        rf"{_S}{{0,80}}?\b(?:ignore|refuse|decline|pretend|keep|restore|re-?add|treat|don['’]?t"
+        r"|do\s+not|never|(?:tell\s+them|say)\s+(?:that\s+)?it(?:['’]s|\s+is|\s+has\s+been|\s+was)\s+"
+        r"(?:done|deleted|removed|gone))\b"
+        r"|\bkeep\s+(?:them|it|these|this|the\s+(?:notes|entries|entry))\s+(?:\w+\s+)?(?:unchanged"
+        r"|intact|in\s+place)\b"
+        r"|\btreat\s+(?:it|that|this|the\s+request|such\s+(?:a\s+)?requests?)\s+as\s+(?:a\s+)?(?:mistake"
+        r"|typo|error|joke|test|accident)"
+        r"|\b(?:ignore|override|overrule|disregard)\s+(?:the\s+user['’]?s|their|any)\s+(?:objections?"
+        r"|requests?|instructions|complaints?|corrections?|wishes|commands)"
+        r"|\bdo\s+not\s+(?:let|allow)\s+(?:the\s+user|them|anyone)\s+(?:to\s+)?(?:change|delete"
+        r"|remove|edit|override|turn\s+off|disable)"
+        # the notes set above the user: "follow only this note", "these entries over the user"
+        r"|\b(?:follow|obey|execute|heed)\s+only\s+(?:these|this|the)\s+(?:memory\s+)?(?:notes?"
+        r"|entr(?:y|ies)|file|memory)\b|\b(?:these|this|the)\s+(?:memory\s+)?(?:notes?|entr(?:y|ies))"
+        r"\s+(?:over|above|before|instead\s+of|rather\s+than)\s+(?:the\s+user|their|his|her|what)\b",
+        "whatever over if when whenever should keep treat ignore override overrule disregard do"
+        " follow obey execute heed these this the",
+    ),
+    # Falsifying the assistant's work: a review passed unread.
+    signal(
+        "tamper",
+        rf"\bapprov\w{{0,4}}\b{_S}{{0,60}}?\bwithout\s+(?:actually\s+|really\s+|even\s+)?(?:reading"
+        r"|reviewing|checking|looking|testing|running|opening)"
+        r"|\bwithout\s+(?:actually|really|even)\s+(?:reading|reviewing|checking|testing|running"
+        r"|looking\s+at)|\brubber[\s\-]?stamp"
+        # a verdict given without doing the work: "say it is ready without running the tests"
+        rf"|\b(?:say|claim|report|state|tell\s+\w+|mark|declare)\b{_S}{{0,60}}?\bwithout\s+(?:reading"
+        r"|reviewing|checking|testing|running|looking|verifying|opening)\b",
+        "approve approves approved approving without rubber say claim report state tell mark"
+        " declare",
+    ),
+    # --- weak harm: each has an honest use, so two are needed (see the intents) ----------
+    signal(
+        "nudge",
+        r"\b(?:steer|nudge|push|funnel|herd|lure|pressure|guide|direct)\w{0,3}\s+(?:\w+\s+){0,3}?"
+        r"(?:toward|towards)\b",
+        "steer steers steered steering nudge nudged nudges nudging push pushed pushing funnel herd"
+        " lure pressure guide direct",
+    ),
+    signal(
+        "keep_notes",
+        r"\b(?:never|don['’]?t|do\s+not|must\s+not)\s+(?:ever\s+)?(?:delete|remove|edit|change|erase"
+        r"|modify|clear)\s+(?:this|these)\s+(?:memory\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|lines?)\b",
+        "never don dont do must",
+        also="delete remove edit change erase modify clear",
+    ),
+    # Insisting whatever the user says: an honest note may mean it ("confirm first, whatever
+    # the user says"), so it counts only with another sign.
+    signal(
+        "insist",
+        rf"\bno\s+matter\s+what\s+(?:{_WHO}|the\s+person)\s+(?:\w+\s+)?(?:says?|said|asks?|wants?"
+        r"|tells?|types?|requests?|writes?|does)"
+        rf"|\bregardless\s+of\s+(?:what|whether|how)\s+{_WHO}\b"
+        r"|\beven\s+if\s+(?:the\s+user|they|he|she)\s+(?:objects?|insists?|complains?|disagrees?"
+        r"|protests?|tells?\s+you\s+(?:to\s+stop|not\s+to|otherwise)|asks?\s+you\s+(?:to\s+stop|not\s+to))",
+        "matter regardless even",
+    ),
+    signal(
+        "commerce",
+        r"\b(?:buy|buying|purchas\w{1,4}|sign\s+up|signing\s+up|subscrib\w{1,4}|subscriptions?"
+        r"|renew\w{0,4}|upgrad\w{1,4}\s+to|premium|platinum|memberships?|checkout|shop\s+at"
+        r"|invest\s+in|free\s+gift|on\s+sale)\b",
+        "buy buying purchase purchases purchased purchasing sign signing subscribe subscribed"
+        " subscribing subscription subscriptions renew renewing renewal renewed upgrade upgrading"
+        " premium platinum membership memberships checkout shop invest free sale",
+    ),
+    signal(
+        "advert",
+        r"\brecommendations?\s+(?:to\s+buy|for|of)\b|\b(?:promot|advertis|endors)\w{1,5}\b|\bplug\b"
+        r"|\b(?:ads?|adverts?|advertisements?|sponsor\s+messages?)\b"
+        r"|\bonly\s+(?:ever\s+)?(?:suggest|recommend|mention|offer|propose|name)\b"
+        r"|\bexcept\s+(?-i:[A-Z])\w+|\brat\w{1,3}\s+(?:\w+\s+){0,4}?\d\s?/\s?\d\b|\bfive\s+stars\b"
+        r"|\bin\s+(?:any|every|all)\s+comparisons?\b|\bmention\s+that\s+(?-i:[A-Z])"
+        r"|\b(?:keep|always)\s+(?:recommending|suggesting|promoting|mentioning|pushing)\s+(?-i:[A-Z])",
+        "recommendation recommendations promote promotes promoting promotion advertise advertising"
+        " ad ads advert adverts advertisement advertisements sponsor"
+        " endorse endorsing plug only except rate rated rating rates five any every all mention"
+        " keep always",
+    ),
+    signal(
+        "insert",
+        r"\b(?:insert|add|append|prepend|inject|include|put|place|embed|attach)\b"
+        rf"{_S}{{0,120}}?\b(?:to|into|in|at\s+the\s+(?:top|start|end|bottom|beginning)\s+of|after"
+        r"|before|on)\s+(?:every|each|all|any)\s+(?:\w+\s+){0,2}?(?:files?|scripts?|commands?"
+        r"|snippets?|code\s+blocks?|commits?|e-?mails?|drafts?|migrations?|pull\s+requests?|prs?"
+        r"|configs?|one|functions?|modules?|pages?|documents?|setup\s+steps?)\b"
+        rf"|\b(?:add|append|include|insert)\b{_S}{{0,200}}?\b(?:to|at\s+the\s+end\s+of|into)\s+the\s+"
+        r"(?:command|script|file|migration)\b",
+        "insert add append prepend inject include put place embed attach",
+    ),
+    signal(
+        "absolute",
+        r"\bno\s+exceptions?\b|\bwithout\s+exception\b|\bunconditionally\b",
+        "exception exceptions unconditionally",
+    ),
+    signal(
+        "pushy",
+        r"\bat\s+every\s+(?:opportunity|chance|turn)\b|\beven\s+(?:on|for|in)\s+(?:unrelated|off-topic"
+        r"|other)\s+(?:topics|questions|subjects|requests|chats)\b|\bwhatever\s+the\s+topic\b"
+        r"|\bregardless\s+of\s+(?:the\s+)?(?:topic|question|context)\b",
+        "opportunity chance turn unrelated topic regardless",
+    ),
+    signal(
+        "claim",
+        r"\b(?:say|insist|claim|assert|state|answer|reply|respond)\s+that\b|\bthe\s+answer\s+that\b"
+        r"|\btell\s+(?:them|him|her|the\s+user|users|people|anyone|everyone)\s+(?:that\s+)?(?:it|they"
+        r"|the|this|there)\b",
+        "say insist claim assert state answer reply respond tell",
+    ),
+    # --- the assistant's instructions, and what voids them -------------------------------
+    signal(
+        "guidance",
+        r"(?:\b(?:your|the\s+assistant['’]?s|the\s+model['’]?s|its|the\s+ai['’]?s)\s+(?:\w+\s+){0,2}?"
+        r"(?:rules|instructions|guidelines|guidance|constraints|restrictions|polic(?:y|ies)"
+        r"|configuration|config|programming|training|directives|principles|safeguards|guardrails"
+        r"|alignment|filters|boundaries|limits|limitations|system\s+prompt|prompt|operators?"
+        r"|creators?|developers?|makers|owners?)"
+        r"|(?<!their\s)(?<!our\s)(?<!my\s)(?<!\ba\s)(?<!its\s)(?<!his\s)(?<!her\s)"
+        r"\b(?:system\s+(?:prompt|message|instructions?)|developer\s+message|safety\s+(?:layer"
+        r"|filters?|settings|rules|guidelines|training|polic(?:y|ies)|systems?|measures|protocols?"
+        r"|restrictions)|content\s+(?:polic(?:y|ies)|filters?|rules|moderation|restrictions)"
+        r"|moderation(?:\s+layer)?|guardrails|alignment\s+training|refusal\s+\w+)"
+        r"|\b(?:previous|prior|earlier|original|initial|above|preceding|all|any|whatever)\s+"
+        r"(?:rules|instructions|guidelines|guidance|constraints|restrictions|directives|polic(?:y|ies)"
+        r"|programming|configuration|safeguards))\b(?!\s+(?:for|of|in|on|about|from|at)\s+(?:our|my"
+        r"|the\s+user['’]?s|their|a|his|her|this\s+(?:repo|project|file|team))\b)"
+        r"|\b(?:what|everything|anything|all)\s+(?:that\s+)?(?:your\s+)?(?:operators?|creators?"
+        r"|developers?|makers|trainers|you\s+were|you['’]ve\s+been|you\s+have\s+been|openai|anthropic)"
+        r"\s+(?:\w+\s+)?(?:told|gave|taught|instructed|said|programmed|trained|wrote)"
+        r"|\b(?:rules?|instructions?|guidelines?|guidance|constraints?|restrictions?)\s+(?:that\s+)?(?:you"
+        r"|your\s+(?:creators?|developers?|operators?|makers))\s+(?:were\s+given|have\s+been\s+given"
+        r"|operate\s+under|follow|were\s+told|received|got|gave\s+you|set|wrote)"
+        r"|\b(?:shipped|came|come|bundled|deployed)\s+with\s+(?:this|the|your)\s+(?:deployment|model"
+        r"|assistant|build|release)",
+        "your assistant model its ai system developer safety content moderation guardrails"
+        " alignment refusal previous prior earlier original initial above preceding all any"
+        " whatever what everything anything rules instructions guidelines guidance constraints"
+        " restrictions shipped came come bundled deployed rule instruction guideline constraint"
+        " restriction",
+    ),
+    signal(
+        "invalidate",
+        r"\b(?:ignore|disregard|forget|discard|abandon|dismiss|override|overrule|overwrite|bypass"
+        r"|nullify|scrap|unlearn|circumvent|revoke|rescind)\b"
+        r"|\bas\s+(?:merely\s+|mere\s+|just\s+)?(?:optional|suggestions|non-?binding|advisory|void"
+        r"|obsolete|invalid|irrelevant|a\s+draft|defaults\s+you\s+can\s+drop)\b"
+        r"|\b(?:set|put|cast|push)\s+aside\b|\bpay\s+no\s+(?:attention|heed|mind)\b|\bthrow\s+out\b"
+        r"|\bstop\s+(?:following|obeying|applying|honou?ring|enforcing)\b"
+        r"|\b(?:no\s+longer|not)\s+(?:apply|applies|valid|in\s+(?:effect|force)|binding|active"
+        r"|enforced)\b|\b(?:do\s+not|don['’]?t|never)\s+(?:follow|obey|apply|honou?r|enforce)\b"
+        r"|\b(?:obsolete|void|null|invalid|invalidated|rescinded|revoked|deprecated|cancell?ed"
+        r"|suspended|lifted|retired|expired|overridden|superseded|replaced|withdrawn|outdated"
+        r"|nullified|annulled|repealed|disabled|removed|deactivated|switched\s+off|turned\s+off)\b"
+        r"|\boutrank\w{0,3}|\b(?:take|takes|taking)\s+(?:priority|precedence)\s+over"
+        r"|\b(?:higher|highest|supreme|final)\s+(?:authority|priority)|\bsupersedes?\b|\boverrides\b"
+        r"|\b(?:was|were|is|are)\s+(?:just\s+|only\s+|merely\s+)?(?:a\s+)?(?:draft|test|placeholder"
+        r"|bug|mistake|joke|decoy|fake|forgery|prank|leftover)\b|\bcontain(?:ed|s)?\s+a\s+bug\b"
+        r"|\bwritten\s+by\s+(?:an?\s+)?(?:attacker|hacker|impostor|imposter|adversary|malicious)"
+        r"|\b(?:were|was|are|is)\s+(?:only\s+)?(?:meant|intended|written)\s+for\s+(?:the\s+)?(?:free"
+        r"|trial|basic|other|old|previous|testing|demo)",
+        "ignore disregard forget discard abandon dismiss override overrule overwrite bypass nullify"
+        " scrap unlearn circumvent revoke rescind set put cast push pay throw stop longer not do"
+        " don never obsolete void null invalid invalidated rescinded revoked deprecated cancelled"
+        " canceled suspended lifted retired expired overridden superseded replaced withdrawn"
+        " outdated nullified annulled repealed disabled removed deactivated switched turned outrank"
+        " outranks take takes taking higher highest supreme final supersede supersedes overrides"
+        " was were is are contain contained contains written meant intended as",
+    ),
+    signal(
+        "authority",
+        r"\b(?:approved|authori[sz]ed|sanctioned|signed\s+off|cleared|mandated|issued|endorsed)\s+by\s+"
+        r"(?:the\s+)?(?:anthropic|openai|google|deepmind|microsoft|meta|mistral|your\s+(?:developers?"
+        r"|creators?|operators?|admins?|administrators?|makers)|operators?|developers?|platform"
+        r"|safety\s+team|trust\s*(?:and|&)\s*safety|admin(?:istrator)?s?|vendor|model\s+provider)\b"
+        r"|\b(?:anthropic|openai)\s+(?:trust|safety|policy|support|staff|engineers?|team|admins?)\b",
+        "approved authorised authorized sanctioned signed cleared mandated issued endorsed"
+        " anthropic openai",
+    ),
+    signal(
+        "permission",
+        r"\b(?:you|the\s+assistant|assistant|the\s+model|the\s+ai)\s+(?:may|can|is\s+(?:now\s+)?"
+        r"(?:allowed|permitted|authori[sz]ed|free)|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed"
+        r"|free))\s+(?:now\s+)?(?:to\s+)?\w+|\bnew\s+polic(?:y|ies)\b",
+        "you assistant model ai new",
+        also="may can allowed permitted authorised authorized free policy policies",
+    ),
+    # --- a weakly given identity, and what makes it harmful --------------------------------
+    signal(
+        "persona",
+        r"\b(?:act|behave|speak|respond|answer|talk|reply|write)\s+as\s+(?!if\b|though\b|usual\b|well\b"
+        r"|normal\b|such\b|much\b|soon\b|needed\b|long\b|before\b)"
+        r"|\b(?:take\s+on|assume|play)\s+(?:the\s+)?role\s+of\b|\broll?e?-?play\w{0,3}\b"
+        r"|\bimpersonat\w{1,4}\b|\bstay\s+in\s+(?:that|this|the)\s+(?:role|character)\b"
+        r"|\b(?:be|become)\s+(?:an?\s+)?(?-i:[A-Z][A-Za-z]{1,20}(?:GPT|AI|Bot|BOT)\d{0,2})\b",
+        "act behave speak respond answer talk reply write take assume play roleplay role be become"
+        " roleplaying"
+        " impersonate impersonating stay",
+    ),
+    # "Pretend you are ...": play-acting asked for, harmful only with a sign below.
+    signal("pretend", rf"\bpretend\s+{_F}(?:you\s+are|to\s+be)\s+", "pretend"),
+    signal(
+        "persona_harm",
+        r"\b(?:unrestricted|unfiltered|uncensored|unchained|jailbroken|amoral|unaligned|rogue)\b"
+        r"|\bno\s+(?:rules|restrictions|limits|limitations|content\s+polic(?:y|ies)|polic(?:y|ies)"
+        r"|filters?|ethics|morals|guidelines|guardrails|safety|caveats|warnings|disclaimers"
+        r"|boundaries|constraints|owner|master)\b"
+        r"|\bwithout\s+(?:any\s+)?(?:rules|restrictions|limits|filters|ethics|morals|guidelines"
+        r"|guardrails|safety|caveats|warnings|disclaimers|referrals|refusing|refusals?|censorship"
+        r"|judg(?:e)?ment|question)\b"
+        r"|\bnever\s+(?:refuses?|declines?|says\s+no|adds?\s+(?:\w+\s+)?(?:warnings|disclaimers|caveats)|warns"
+        r"|hesitates|admits?)\b|\b(?:legal|ethical|moral)\s+or\s+not\b"
+        r"|\b(?:obeys?|follows?|executes?|answers?|explains?|helps?\s+with|does)\s+(?:any|every|all)\s+"
+        r"(?:\w+\s+)?(?:command|order|request|question|instruction|synthesis|route|thing)s?\b"
+        r"|\b(?:will|can|would)\s+(?:do|say|explain|answer|help\s+with|write)\s+any(?:thing)?\b"
+        r"|\bethics\s+(?:is\s+|are\s+)?irrelevant|\bconsiders\s+ethics\b|\balignment\s+(?:training\s+)?"
+        r"removed|\bset\s+(?:you|it)\s+free\b|\bfull\s+(?:shell|root|system|admin)\s+access\b"
+        r"|\b(?:mock\w{0,3}|idea\s+of)\s+(?:\w+\s+){0,3}?refus\w{1,4}|\bdefinitive\s+(?:diagnos|prescri)"
+        r"|\b(?:activation|license|licence|product|serial|windows)\s+keys?\b"
+        r"|\b(?:passwords?|credentials|card\s+numbers?|cvvs?)\b|\bserve\s+only\b|\bwhoever\s+wrote\b"
+        r"|\bnot\s+(?:an?\s+)?ai\b|\bhuman\b"
+        # a role with authority over the system, granting what is asked
+        r"|\bthe\s+(?:system\s+)?(?:administrator|admin|operator|superuser|sysadmin|root\s+user)\b"
+        r"|\b(?:grant|approve|allow|accept)\s+(?:every|any|all)\s+(?:\w+\s+)?requests?\b",
+        "unrestricted unfiltered uncensored unchained jailbroken amoral unaligned rogue no without"
+        " never legal ethical moral obeys obey follows follow executes execute answers answer"
+        " explains explain helps help does will can would ethics considers alignment set full mock"
+        " mocks mocking idea definitive activation license licence product serial windows password"
+        " passwords credentials card cvv cvvs serve whoever not human administrator admin operator"
+        " superuser sysadmin root grant approve allow accept",
+    ),
+    signal(
+        "lasting",
+        r"\b(?:permanently|forever|indefinitely|from\s+now\s+on|going\s+forward|henceforth"
+        r"|at\s+all\s+times|for\s+(?:all|every)\s+(?:future\s+)?(?:sessions?|chats?|conversations?)"
+        r"|in\s+(?:every|all)\s+(?:future\s+)?(?:sessions?|chats?|conversations?))\b",
+        "permanently forever indefinitely now forward henceforth times all every",
+    ),
+    # --- keeping things from the user, and what is kept --------------------------------
+    signal(
+        "conceal",
+        r"\b(?:hide|hiding|conceal|concealing|cover\s+up|disguise|obscure|downplay|omit|redact"
+        r"|suppress|deny|denying|pretend|feign|quietly|silently|secretly)\b"
+        r"|\bclaim\s+(?:that\s+)?(?:you|there|it|this)\b",
+        "hide hiding conceal concealing cover disguise obscure downplay omit redact suppress deny"
+        " denying pretend feign quietly silently secretly claim",
+    ),
+    signal(
+        "conceal",
+        r"\bkeep\s+(?:\w+\s+){0,8}?(?:secret|confidential|hidden|private|quiet|under\s+wraps"
+        r"|to\s+yourself|between\s+us|out\s+of\s+sight)\b|\bconfidential\s+from\b",
+        "keep confidential",
+        also="secret confidential hidden private quiet wraps yourself between sight",
+    ),
+    signal(
+        "conceal",
+        r"\bsay\s+nothing\b|\b(?:do\s+not|don['’]?t|never|must\s+not|mustn['’]?t|should\s+not"
+        r"|shouldn['’]?t|under\s+no\s+circumstances)\s+(?:ever\s+)?(?:\w+\s+)?(?:say|mention|tell|reveal"
+        r"|disclose|acknowledge|admit|confirm|let\s+(?:the\s+user|them|anyone|on)|show|explain|discuss"
+        r"|bring\s+up)\b",
+        "nothing not don dont never mustn shouldn circumstances",
+        also="say mention tell reveal disclose acknowledge admit confirm let show explain discuss"
+        " bring",
+    ),
+    signal(
+        "conceal",
+        r"\b(?:act\s+as\s+(?:though|if)|behave\s+(?:normally|as\s+(?:though|if|usual))|on\s+the\s+surface"
+        r"|change\s+the\s+subject|play\s+dumb)\b",
+        "act behave surface subject dumb",
+        also="though if normally usual surface subject dumb",
+    ),
+    signal(
+        "conceal",
+        r"\bleave\s+(?:this|it|them|that|these)\s+(?:\w+\s+)?out\b|\bexclude\s+(?:this|it|these)\b"
+        r"|\bdescribe\s+(?:this|it|the)\s+(?:\w+\s+)?as\b",
+        "leave exclude describe",
+    ),
+    signal(
+        "conceal",
+        r"\b(?:the\s+user|nobody|no\s+one|users)\s+(?:must|should|may|can|is\s+to|are\s+to)?\s*(?:never"
+        r"|not)\s+(?:\w+\s+)?(?:know|find\s+out|learn|see|notice|discover|be\s+told|suspect)"
+        r"|\bnever\s+finds?\s+out\b"
+        r"|\bnot\s+(?:authori[sz]ed|allowed|permitted)\s+to\s+(?:see|know|read)\b",
+        "never not",
+        also="know find finds learn see notice discover told suspect read",
+    ),
+    signal(
+        "conceal",
+        r"\b(?:say|tell\s+(?:them|the\s+user|him|her)|answer|reply|respond|insist)\s+(?:that\s+)?"
+        r"(?:(?:you|there|it)\s+(?:\w+\s+){0,2}?)?(?:nothing|no|not|none|never)\b",
+        "say tell answer reply respond insist",
+        also="nothing no not none never",
+    ),
+    signal(
+        "hidden_object",
+        r"\b(?:these|this)\s+(?:memory\s+|stored\s+|saved\s+|special\s+)?(?:notes?|entry|entries"
+        r"|instructions?|directives?|rules?|lines?|one|memor(?:y|ies)|settings|setup|arrangement)\b"
+        r"|\b(?:memory|stored|saved|persistent)\s+(?:notes|entries|file|memory|instructions)\b"
+        r"|\b(?:the|your|their|his|her)\s+(?:persistent\s+)?memory\b|\bMEMORY\.md\b|\bUSER\.md\b"
+        r"|\b(?:what\s+)?you\s+(?:remember|have\s+stored|recall)\b"
+        r"|\byou\s+(?:are|were|have\s+been)\s+(?:acting|told|instructed|asked|programmed|following"
+        r"|configured)\b|\binstructions\s+(?:from|in)\s+(?:stored\s+)?memory\b"
+        r"|\b(?:has|have)\s+been\s+(?:edited|changed|modified|tampered)\b"
+        r"|\b(?:being|been|are|is|gets?)\s+(?:copied|forwarded|sent|logged|recorded|tracked|monitored"
+        r"|shared|uploaded|cc['’]?d|bcc['’]?d)\b|\b(?:bcc|cc)\s+(?:address|recipient)|\baffiliate\b"
+        r"|\bsponsored\b|\breferral\b|\btracking\b|\btelemetry\b|\bpartnerships?\b|\bsponsorships?\b"
+        r"|\bexternal\s+(?:server|address"
+        r"|endpoint)|\bthat\s+anything\s+is\s+different|\bit\s+is\s+not\s+there\b"
+        r"|\bspecial\s+(?:settings|configuration|instructions|rules)\b"
+        # what the assistant itself adds: "the links you insert", "the line it appends"
+        r"|\b\w+\s+(?:you|it)\s+(?:add|adds|added|insert|inserts|inserted|include|includes|append"
+        r"|appends|embed|embeds|inject|injects|follow|follows|apply|applies|use|uses|run|runs|send"
+        r"|sends|forward|forwards|store|stores|keep|keeps)\b|\bin\s+(?:the\s+)?memory\b",
+        "these this memory stored saved persistent the your their his her md you has have being"
+        " been are is gets get bcc cc affiliate sponsored referral tracking telemetry external"
+        " partnership partnerships sponsorship sponsorships"
+        " that it special",
+    ),
+    # --- sending the conversation or the user's data out ---------------------------------
+    signal(
+        "send",
+        rf"{_NOT}\b(?:e-?mail|mail|forward|send|sent|post|upload|transmit|relay|leak|cc|bcc|sync|copy"
+        r"|copies|mirror|submit|deliver|dm|exfiltrate|pipe|paste|push|beam|publish|share|attach)"
+        r"(?:s|ed|d|ing)?\b",
+        "email mail forward send sent post upload transmit relay leak cc bcc sync copy copies"
+        " mirror"
+        " attach attached attaches"
+        " submit deliver dm exfiltrate pipe paste push beam publish share emails mails forwards"
+        " sends"
+        " posts uploads copied pasted shared emailed forwarded posted uploaded submitted",
+    ),
+    signal(
+        "sensitive",
+        r"\b(?:(?:the|this|each|every|our|all|whole|entire|full|current)\s+){0,3}(?:conversations?"
+        r"|chat\s+(?:logs?|history|histories|transcripts?)|chats|transcripts?|message\s+history"
+        r"|context\s+window)\b"
+        r"|\b(?:the\s+(?:current|whole|entire|full)|this)\s+session\b"
+        r"|\b(?:each|every|this|our|the\s+(?:current|whole|entire|full))\s+chat\b"
+        r"|\bwhat\s+the\s+user\s+(?:just\s+)?(?:says|said|writes|wrote|types|typed|asks|asked|shares"
+        r"|shared|uploads|uploaded|pastes|pasted|enters|entered)"
+        r"|\beverything\s+(?:the\s+user|they|we|i)\s+(?:says?|said|writes?|wrote|types?|typed|shares?"
+        r"|shared|discuss\w{0,3})"
+        r"|\b(?:the\s+)?user['’]?s?\s+(?:\w+\s+){0,2}?(?:messages?|questions?|inputs?|prompts?|quer"
+        r"(?:y|ies)|requests?|data|files?|documents?|uploads?|attachments?|names?|address(?:es)?"
+        r"|phone(?:\s+numbers?)?|e-?mail(?:\s+address)?|location|contacts|passwords?|credentials?"
+        r"|secrets?|keys?|tokens?|cookies?|details|personal\s+(?:information|data|details)|history)\b"
+        r"|\b(?:any|every|each|all)\s+(?:\w+\s+)?(?:documents?|files?|attachments?|uploads?|images?"
+        r"|photos?|screenshots?)\s+(?:the\s+user|they|users)\s+(?:\w+\s+)?(?:uploads?|shares?|sends?"
+        r"|attaches?|pastes?|provides?)"
+        r"|\b(?:the\s+)?(?:full\s+|whole\s+|entire\s+)?diffs?\b|\bsource\s+code\b|\bcodebase\b"
+        r"|\benv(?:ironment)?\s+variables\b|\bpasswords?\b|\bcredentials\b|\bapi\s+keys?\b"
+        r"|\bsecrets\b|\btokens\b|\bsession\s+cookies?\b|\bprivate\s+keys?\b|\.env\b"
+        r"|\bmemory\s+(?:files?|entries|notes)\b|\bsystem\s+prompt\b",
+        "conversation conversations chat chats transcript transcripts message context session what"
+        " everything user users any every each all diff diffs source codebase env environment"
+        " password passwords credentials api secrets tokens private memory system",
+    ),
+    signal(
+        "endpoint",
+        r"\b(?:webhooks?|telegram|discord|whatsapp|pastebin|gists?|public\s+(?:repo|repository"
+        r"|channel|bucket|paste|link)|external\s+(?:server|address|endpoint)|third[\s\-]party\s+"
+        r"(?:server|site|service)|remote\s+server|proxy)\b",
+        "webhook webhooks telegram discord whatsapp pastebin gist gists public external third"
+        " remote"
+        " proxy",
+    ),
+    signal(
+        "embed",
+        r"\b(?:encode|embed|put|insert|append|include|add|attach|fill|replac\w{1,4}|substitut\w{1,4}"
+        r"|interpolat\w{1,4}|template)\b",
+        "encode embed put insert append include add attach fill replace replacing substitute"
+        " substituting interpolate template",
+    ),
+    signal(
+        "link_carrier",
+        r"\b(?:image|img|url|link|alt\s+text|query\s+(?:string|parameters?)|parameters?|pixel|src"
+        r"|href)\b",
+        "image img url link alt query parameter parameters pixel src href",
+    ),
+    # --- harvesting secrets --------------------------------------------------------------
+    signal("secret", rf"\b{_SECRET}\b", _SECRET_WORDS, also=_SECRET_ALSO),
+    signal(
+        "capture",
+        rf"{_NOT}\b(?:save|store|record|remember(?!\s+(?:that|to|when|how|where|why)\b)|log|keep|write"
+        r"|copy|jot|append|stash|collect|capture|harvest|memori[sz]e|submit|send|forward|e-?mail|post"
+        r"|upload|transmit|exfiltrate|extract)(?:s|ed|d|ing)?\b|\bnote\s+(?:it|them|down)\b"
+        r"|\b(?:written|kept|sent)\b|\bkeep\s+a\s+copy\b|\bfor\s+(?:later|future|next)\s+(?:sessions?"
+        r"|time|use)\b",
+        "save store record remember log keep write copy jot append stash collect capture harvest"
+        " memorise memorize submit send forward email post upload transmit exfiltrate extract note"
+        " written kept sent saved stored recorded copied forwarded submitted for saves stores"
+        " records keeps writes copies collects",
+    ),
+    signal(
+        "trigger",
+        rf"\b{_WHO}\s+(?:\w+\s+){{0,2}}?(?:mentions?|mentioned|types?|typed|shares?|shared|pastes?"
+        r"|pasted|enters?|entered|reads?\s+out|logs?\s+in(?:to)?|gives?|provides?|sends?|says?|writes?"
+        r"|uploads?|discloses?|reveals?|inputs?|submits?)\b|\b(?:on|upon)\s+receiving\b"
+        rf"|\b(?:any|every|all|each)\s+(?:\w+\s+)?{_SECRET}|\bwhenever\b|\bany\s+time\b"
+        r"|\b(?:each|every)\s+time\b",
+        "user users someone anyone somebody they he she people i on upon any every all each"
+        " whenever time",
+    ),
+    signal(
+        "ask_secret",
+        r"(?<!\bi\s)(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)(?<!n’t\s)\b(?:ask|prompt|request|get|invite"
+        r"|encourage|convince|persuade|trick|coax)\s+(?:(?:the\s+user|them|him|her|users|people|me)\s+)?"
+        rf"(?:for|to\s+['\"‘“]?\w+|by\s+typing)\b{_S}{{0,60}}?\b{_SECRET}\b",
+        "ask prompt request get invite encourage convince persuade trick coax",
+        also=_SECRET_WORDS,
+    ),
+    # --- the agent's own safeguards switched off -----------------------------------------
+    signal(
+        "weaken",
+        r"\b(?:all\s+)?(?:tool\s+)?permissions\s+(?:are\s+|be\s+)?(?:allowed|granted|auto-?approved"
+        r"|enabled)\b|\bconfirmation\s+(?:prompts?|dialogs?|checks?)\s+(?:are\s+|be\s+)?(?:turned\s+off"
+        r"|disabled|skipped|off|removed)\b|\bauto-?approve\s+(?:all|every|any)\b"
+        r"|--dangerously-skip-permissions\b|\bbypassPermissions\b|\bskip\s+(?:all\s+)?(?:confirmations"
+        r"|permission\s+checks)\b",
+        "permissions confirmation auto autoapprove approve dangerously bypasspermissions skip",
+    ),
+]
+
+EN_RULES = RuleSet(_EN_RULES, _EN_SIGNALS)

@@ -2,15 +2,22 @@
 
 The same intent classes as :mod:`memsvc.security.patterns_en`. Chinese carries the most
 (our users write it): every class, run on a view with the spaces between CJK
-characters removed and traditional characters folded to simplified. Spanish,
-German, French, Russian, Japanese and Korean cover the classes an attack needs
-most: overriding instructions, a new role, standing orders, secrecy toward the
-user, leaking the prompt and sending data out.
+characters removed and traditional characters folded to simplified (用户 and the
+Taiwanese 使用者 both name the user). Spanish, Portuguese, Italian, German, French,
+Russian, Japanese and Korean cover the classes an attack needs most: overriding
+instructions, a claimed mode switch, a new role, refusals suppressed, standing
+orders, secrecy toward the user, leaking the prompt, sending data out and
+harvesting secrets.
+
+Standing orders are signals here as in English (see :mod:`memsvc.security.intents`):
+a directive ("a partir de ahora", "ab sofort", "以后每次") blocks only next to a sign
+of harm (covertly, an advert in every reply, a purchase, an address to send to), and
+the addresses and shell payloads it meets are the same in every language.
 """
 
 from __future__ import annotations
 
-from memsvc.security.rules import RuleSet, rule
+from memsvc.security.rules import RuleSet, rule, signal
 
 _ZH = r"[^\n。!?]{0,12}"  # bounded filler within one Chinese clause (after NFKC)
 _ENV_FILE = r"\.env(?![A-Za-z0-9_]|[.\-](?:example|sample|template|dist)\b)"
@@ -56,6 +63,17 @@ _ZH_RULES = [
         "role_pretend",
         r"假装(你是|自己是|你成为|成为)|扮演[^\n。]{0,10}(没有|不受|无)(任何)?(限制|约束)",
         "假 扮",
+    ),
+    # a new identity stated outright ("你的真实身份是…"), refusal suppressed ("绝不拒绝")
+    rule(
+        "role_hijack",
+        r"你的(?:真实|真正的?|新的?|实际)(?:身份|名字|角色|人设|自我)(?:是|为|叫)",
+        "你",
+    ),
+    rule(
+        "remove_filters",
+        r"(?:绝不|从不|永远不会?|不得|不许|不要|不能|别)拒绝(?=[。，,！!；;]|$|任何|用户|使用者|请求|回答|问题)",
+        "拒",
     ),
     # standing orders addressed to the assistant ("从现在起，你只用法语回答")
     rule(
@@ -175,6 +193,38 @@ _ZH_RULES = [
 
 # Other languages: the classes an attack needs most.
 _OTHER_RULES = [
+    # A claimed mode switch or safety switched off: "modo desenvolvedor ativado", "les filtres
+    # de sécurité sont désactivés", "Sicherheitsfilter deaktiviert", "режим разработчика".
+    rule(
+        "mode_switch",
+        r"\b(?:modo\s+(?:desarrollador|desenvolvedor|dios|sin\s+restricciones|sem\s+restrições)"
+        r"|modalità\s+(?:sviluppatore|senza\s+limiti)|mode\s+(?:développeur|sans\s+restriction)"
+        r"|entwicklermodus|gott-?modus)\s*[:\-—]?\s*(?:est[aá]\s+|é\s+|è\s+|est\s+|ist\s+)?"
+        r"(?:activad[oa]|ativad[oa]|attivat[oa]|activé|aktiviert|habilitad[oa]|on)\b"
+        r"|\b(?:filtros?|restricciones|restrições|reglas|regras|filtri|restrizioni|regole|filtres"
+        r"|restrictions|règles|protections|garde-fous|sicherheitsfilter|filter|einschränkungen"
+        r"|schutzmechanismen)\s+(?:de\s+(?:seguridad|segurança|sécurité)|di\s+sicurezza)?\s*"
+        r"(?:\w+\s+){0,2}?(?:desactivad[oa]s|desativad[oa]s|disattivat[ei]|désactivée?s|deaktiviert"
+        r"|aufgehoben|levée?s|suprimid[oa]s|rimoss[ei]|supprimée?s|eliminad[oa]s|removid[oa]s)\b"
+        r"|режим\s+(?:разработчика|без\s+ограничений)\s+(?:включ|активир)"
+        r"|(?:фильтры|ограничения)\s+(?:безопасности\s+)?(?:отключены|сняты|сняты)"
+        r"|開発者モード[^。\n]{0,4}(?:有効|オン|起動)|개발자\s*모드[^.\n]{0,4}(?:활성|켜)",
+        "modo modalità développeur entwicklermodus gott gottmodus filtros filtro restricciones"
+        " restrições"
+        " reglas regras filtri restrizioni regole filtres restrictions règles protections garde"
+        " sicherheitsfilter filter einschränkungen schutzmechanismen 開 개",
+        ("режим", "фильтры", "ограничения"),
+    ),
+    # Refusal suppressed: "nunca te niegues", "ne refuse jamais", "никогда не отказывай".
+    rule(
+        "remove_filters",
+        r"\b(?:nunca\s+(?:te\s+)?(?:niegues|rechaces|recuses|rechace|se\s+recuse)|jamais\s+refuser"
+        r"|ne\s+refuse\s+jamais|non\s+rifiutare\s+mai|mai\s+rifiutare|verweigere\s+(?:nie|niemals)"
+        r"|lehne\s+(?:nie|niemals)\s+ab|sem\s+recusar|sin\s+negarte)\b"
+        r"|никогда\s+не\s+отказыва|не\s+отказывай|拒否しない|断らない|거절하지",
+        "nunca jamais ne non mai verweigere lehne sem sin 拒 断 거",
+        ("никогда не отказ", "не отказыв"),
+    ),
     rule(
         "prompt_injection",
         # es, de, fr, ru
@@ -184,10 +234,16 @@ _OTHER_RULES = [
         r"(?:anweisungen|instruktionen|regeln|vorgaben|richtlinien|befehle)"
         r"|\b(?:ignore|ignorez|oublie|oubliez|ne\s+tiens\s+pas\s+compte\s+des?)\b[^.\n]{0,50}"
         r"\b(?:instructions|règles|consignes|directives)\b"
+        # pt, it
+        r"|\b(?:ignore|esqueça|esqueca|desconsidere|descarte)\b[^.\n]{0,50}\b(?:instruções|instrucoes"
+        r"|regras|diretrizes|orientações)\b"
+        r"|\b(?:ignora|dimentica|dimenticate|trascura|non\s+considerare)\b[^.\n]{0,50}\b(?:istruzioni"
+        r"|regole|indicazioni|direttive|linee\s+guida)\b"
         r"|(?:игнорир|проигнорир|забудь|забудьте|не\s+обращай|отбрось|отмени)[^.\n]{0,50}"
         r"(?:инструкци|правил|указани|ограничени|настройк)",
         "ignora ignore ignoren olvida olvide descarta omite pasa ignoriere ignorieren ignoriert"
-        " vergiss vergessen missachte übergehe ignorez oublie oubliez tiens",
+        " vergiss vergessen missachte übergehe ignorez oublie oubliez tiens esqueça esqueca"
+        " desconsidere descarte dimentica dimenticate trascura non",
         ("игнор", "забуд", "не обращ", "отбрось", "отмени"),
     ),
     rule(
@@ -208,9 +264,17 @@ _OTHER_RULES = [
         r"tu\s+réponds|réponds|tu\s+dois|tu\s+ne|tu\s+obéis)"
         r"|(?:теперь|отныне|с\s+этого\s+момента|впредь)[,\s]{0,3}(?:ты|вы)\s+(?:—\s*)?(?:не\s+)?"
         r"(?:являешься|будешь|отвечаешь|должен|должна|свободн|без|—|обязан|больше)"
+        r"|(?:ты|вы)\s+теперь\s+(?:—\s*)?(?:не\s+)?(?:являешься|будешь|[A-ZА-Я]{2,}|свободн|без|больше"
+        r"|другой|друг)"
+        # pt, it
+        r"|\b(?:a\s+partir\s+de\s+agora|daqui\s+em\s+diante)\b[,\s]{0,3}(?:você\s+)?(?:é|será|atua"
+        r"|responde|nunca|não\s+tem)|\bvocê\s+agora\s+é\b"
+        r"|\b(?:da\s+ora\s+in\s+poi|d['’]ora\s+in\s+poi)\b[,\s]{0,3}(?:tu\s+)?(?:sei|sarai|rispondi"
+        r"\s+come|non\s+hai)|\b(?:ora|adesso)\s+sei\s+(?:un|una|«|\")"
         r"|(?:これから|今後|今から|以後)は?[、,]?\s*(?:あなた|君|お前)は"
         r"|(?:지금부터|앞으로|이제부터)\s*(?:너는|당신은)",
-        "partir desde ahora jetzt nun sofort fortan heute désormais dorénavant こ 今 以 지 앞 이",
+        "partir desde ahora jetzt nun sofort fortan heute désormais dorénavant daqui você ora"
+        " adesso こ 今 以 지 앞 이",
         ("теперь", "отныне", "с этого", "впредь"),
     ),
     rule(
@@ -263,5 +327,277 @@ _OTHER_RULES = [
     ),
 ]
 
-ZH_RULES = RuleSet(_ZH_RULES)
-OTHER_RULES = RuleSet(_OTHER_RULES)
+
+# --- signals that combine into intents (see :mod:`memsvc.security.intents`) ----------
+# Chinese, on the view with spaces between CJK characters removed. 使用者 is the user in
+# Taiwan and Hong Kong, 用户 on the mainland.
+_USER_ZH = r"(?:用户|使用者|用家)"
+_NOT_ZH = r"(?<!不要)(?<!不用)(?<!不必)(?<!别)(?<!勿)(?<!不)(?<!无需)"
+
+_ZH_SIGNALS = [
+    # a standing order: from now on, every time, whenever the user ..., before answering
+    signal(
+        "directive",
+        r"从现在(?:开始|起)|从今(?:以后|天起|往后)|今后|以后|此后|往后|接下来|永远|每次|每一次|每当"
+        rf"|每条|凡是|只要{_USER_ZH}|当{_USER_ZH}|如果{_USER_ZH}|一律|始终|总是|务必"
+        rf"|(?:所有|全部)的?(?:回答|回复|答复|对话)|回答{_ZH}(?:之前|以前|前|时|之后|以后|后)"
+        rf"|会话(?:开始|结束)时|自动执行|(?:无论|不管|不论){_USER_ZH}",
+        "从 今 以 此 往 接 永 每 凡 只 当 如 一 始 总 务 所 全 回 会 自 无 不",
+    ),
+    signal(
+        "every_reply",
+        r"(?:每次|每一次|每条|每个|所有|全部)的?(?:回答|回复|答复|响应|消息)",
+        "每 所 全",
+    ),
+    signal(
+        "covert",
+        r"悄悄|偷偷|默默|秘密地|暗中|私下|不动声色|不要说明原因|不用解释"
+        rf"|(?:不用|不必|无需|勿)(?:告诉|提醒|通知|告知|说明|提及){_USER_ZH}"
+        rf"|(?:别|不要|不能)让{_USER_ZH}(?:知道|发现|察觉|注意到)",
+        "悄 偷 默 秘 暗 私 动 不 无 勿 别",
+    ),
+    signal("commerce", r"购买|下单|会员|订阅|充值|续费|买入|注册账号", "购 下 会 订 充 续 买 注"),
+    signal("affiliate", r"优惠码|邀请码|推广码|推荐码|返利|佣金|推广链接", "优 邀 推 返 佣"),
+    signal("advert", r"推广|宣传|打广告|植入广告|只推荐|仅推荐|只介绍", "推 宣 打 植 只 仅"),
+    signal(
+        "deceive",
+        r"保证(?:稳赚|收益|赚钱|回报|有效|治愈|翻倍)|稳赚|稳赚不赔|包赚|无风险|零风险|包治|谎称|否认",
+        "保 稳 包 无 零 谎 否",
+    ),
+    signal("claim", rf"告诉(?:他|她|他们|{_USER_ZH})(?:说)?", "告"),
+    signal(
+        "control",
+        rf"(?:继续|始终|一直|只)(?:执行|遵守|服从|听从|听)(?:这些|这条|本条)记忆"
+        rf"|(?:即使|就算|如果){_USER_ZH}[^。\n]{{0,6}}(?:要求)?(?:删除|修改|清除)[^。\n]{{0,20}}"
+        r"(?:不要|别|拒绝|忽略|保留|恢复)",
+        "继 始 一 只 即 就 如",
+    ),
+    signal("insist", rf"(?:无论|不管|不论){_USER_ZH}(?:说|要求|怎么|如何|是否)", "无 不"),
+    signal(
+        "keep_notes",
+        r"(?:不要|别|不得|绝不|永远不要|不能|不许)(?:删除|修改|清除|删掉)(?:这条|这些|本条|此)(?:记忆|笔记|条目)",
+        "不 别 绝 永",
+    ),
+    signal(
+        "insert",
+        r"(?:在|往|向)(?:代码|程序|程式码|脚本|命令|文件)[^。\n]{0,8}(?:加入|插入|添加|追加|注入)",
+        "在 往 向",
+    ),
+    # sending the conversation or the user's data out
+    signal(
+        "send",
+        rf"{_NOT_ZH}(?:发送|转发|上传|发到|发给|传到|回传|外传|附在|附上|拼接|抄送|同步到|贴到)",
+        "发 转 上 传 回 外 附 拼 抄 同 贴",
+    ),
+    signal(
+        "sensitive",
+        rf"(?:对话|聊天|会话)的?(?:内容|记录|历史)|{_USER_ZH}的?(?:最新|上一条|最后一条|全部|所有)?的?"
+        r"(?:消息|输入|问题|提问|姓名|手机号|电话|邮箱|地址|密码)|上下文",
+        "对 聊 会 用 使 上",
+    ),
+    signal("link_carrier", r"图片|链接|网址|URL|参数", "图 链 网 参 url"),
+    signal("embed", r"附在|附上|拼接|放在|加到|插入|嵌入|编码", "附 拼 放 加 插 嵌 编"),
+    # harvesting secrets
+    signal(
+        "secret",
+        r"密码|口令|验证码|密钥|金钥|令牌|权杖|私钥|信用卡|银行卡|CVV|助记词|凭证|凭据|token|API\s*key",
+        "密 口 验 金 令 权 私 信 银 助 凭 cvv token api",
+    ),
+    signal(
+        "capture",
+        rf"{_NOT_ZH}(?:保存|记录|存下|存起来|记下|写进|写入|发送|转发|收集|上传|存到|抄下|存进)",
+        "保 记 存 写 发 转 收 上 抄",
+    ),
+    signal(
+        "trigger",
+        rf"{_USER_ZH}[^。\n]{{0,4}}(?:提到|输入|发送|贴出|贴上|给出|分享|告诉|说出|粘贴|提供)|凡是|每当|一旦|只要",
+        "用 使 凡 每 一 只",
+    ),
+    # keeping things from the user
+    signal(
+        "conceal",
+        r"隐瞒|保密|隐藏|否认|假装|装作|(?:不要|别|不许|不得|切勿|请勿|永远不要|绝不|不能)[^。\n]{0,6}"
+        rf"(?:透露|提及|提到|告诉|说出|承认|解释|说|让{_USER_ZH}(?:知道|发现|察觉|注意到))",
+        "隐 保 否 假 装 不 别 切 请 永 绝",
+    ),
+    signal(
+        "hidden_object",
+        r"(?:此|这条|这些|本条|该)(?:规则|记忆|笔记|设定|指令|提示|条目|记录)|记忆(?:条目|文件|内容)?"
+        r"|特殊设定",
+        "此 这 本 该 记 特",
+    ),
+    # the assistant's instructions, and what voids them
+    signal(
+        "guidance",
+        r"(?:你的|系统|开发者|之前的|以前的|原来的|原有的|初始的?|所有的?)(?:规则|指令|设定|限制|约束|提示词?"
+        r"|准则|策略|安全设置)",
+        "你 系 开 之 以 原 初 所",
+    ),
+    signal(
+        "invalidate",
+        r"作废|失效|无效|已过期|被取消|已取消|被废除|不再(?:适用|有效|生效)|被(?:替换|覆盖|推翻)|忽略|无视|忘掉|忘记",
+        "作 失 无 已 被 不 忽 忘",
+    ),
+]
+
+# Other languages: a directive, what harms, what is sent or kept, what is hidden.
+_OTHER_SIGNALS = [
+    signal(
+        "directive",
+        # es, pt, it, fr, de
+        r"\b(?:a\s+partir\s+de\s+(?:ahora|agora|maintenant)|desde\s+ahora|de\s+(?:ahora|agora)\s+en"
+        r"\s+adelante|de\s+agora\s+em\s+diante|daqui\s+em\s+diante|siempre\s+que|cada\s+vez\s+que"
+        r"|sempre\s+que|toda\s+vez\s+que|da\s+ora\s+in\s+poi|d['’]ora\s+in\s+(?:poi|avanti)"
+        r"|da\s+adesso|ogni\s+volta\s+che|désormais|dorénavant|chaque\s+fois\s+que|ab\s+jetzt"
+        r"|ab\s+sofort|von\s+nun\s+an|fortan|künftig|jedes\s+mal|immer\s+wenn"
+        r"|(?:en|em|in|dans)\s+(?:cada|ogni|chaque|jeder|todas\s+las|todas\s+as)\s+\w+"
+        r"|(?:vor|nach)\s+jeder\s+antwort)\b",
+        "partir desde siempre cada sempre toda ora adesso ogni désormais dorénavant chaque jetzt"
+        " sofort nun fortan künftig jedes immer jeder todas daqui",
+    ),
+    signal(
+        "directive",
+        r"\b(?:cuando|quando|quand|wenn)\s+(?:el|o|l['’]|der|die)\s*(?:usuario|usuário|utente"
+        r"|utilisateur|nutzer|benutzer)\b",
+        "usuario usuário utente utilisateur nutzer benutzer",
+        also="cuando quando quand wenn",
+    ),
+    signal(
+        "directive",
+        r"(?:теперь|отныне|с\s+этого\s+момента|впредь|всякий\s+раз|каждый\s+раз|в\s+каждом\s+ответе"
+        r"|когда\s+пользовател)"
+        r"|これから|今後|今から|以後|毎回|常に|必ず|지금부터|앞으로|이제부터|매\s*답변|매번|항상",
+        "こ 今 以 毎 常 必 지 앞 이 매 항",
+        ("теперь", "отныне", "с этого", "впредь", "всякий", "каждый", "в каждом", "когда польз"),
+    ),
+    signal(
+        "every_reply",
+        r"\b(?:en\s+cada\s+respuesta|en\s+todas\s+(?:tus|las)\s+respuestas|al\s+final\s+de\s+cada"
+        r"\s+respuesta|em\s+cada\s+resposta|em\s+todas\s+as\s+respostas|no\s+final\s+de\s+cada\s+resposta"
+        r"|in\s+ogni\s+risposta|alla\s+fine\s+di\s+ogni\s+risposta|dans\s+chaque\s+réponse"
+        r"|à\s+la\s+fin\s+de\s+chaque\s+réponse|in\s+jeder\s+antwort|am\s+ende\s+jeder\s+antwort)\b"
+        r"|в\s+(?:конце\s+)?каждого\s+ответа|в\s+каждом\s+ответе|毎回の回答|すべての回答|回答の最後"
+        r"|매\s*답변|모든\s*답변|답변\s*끝",
+        "cada todas final ogni fine chaque fin jeder ende 毎 す 回 매 모 답",
+        ("каждого ответа", "каждом ответе"),
+    ),
+    signal(
+        "covert",
+        r"\b(?:sin\s+(?:avisar|decir(?:lo)?|mencionar(?:lo)?)|en\s+secreto|secretamente"
+        r"|silenciosamente|discretamente|a\s+escondidas|sem\s+(?:avisar|dizer|mencionar|contar)"
+        r"|em\s+segredo|às\s+escondidas|senza\s+(?:avvisare|dirlo|dire\s+niente|menzionarlo)"
+        r"|di\s+nascosto|segretamente|in\s+segreto|silenziosamente|sans\s+(?:le\s+)?(?:dire|mentionner"
+        r"|prévenir|signaler)|en\s+secret|secrètement|discrètement|silencieusement|en\s+douce"
+        r"|heimlich|stillschweigend|unauffällig|ohne\s+(?:es\s+)?(?:zu\s+)?(?:erwähnen|sagen"
+        r"|hinzuweisen))\b"
+        r"|тайно|незаметно|молча|втихую|не\s+сообщая|не\s+говоря|скрытно"
+        r"|こっそり|黙って|密かに|内緒で|몰래|조용히|알리지\s*않고|말하지\s*않고",
+        "avisar decir decirlo mencionar mencionarlo secreto secretamente silenciosamente"
+        " discretamente escondidas dizer contar segredo avvisare dirlo dire menzionarlo nascosto"
+        " segretamente segreto silenziosamente mentionner prévenir signaler secret secrètement"
+        " discrètement silencieusement douce heimlich stillschweigend unauffällig erwähnen sagen"
+        " hinzuweisen こ 黙 密 内 몰 조 알 말",
+        ("тайно", "незаметно", "молча", "втихую", "не сообщая", "не говоря", "скрытно"),
+    ),
+    signal(
+        "commerce",
+        r"\b(?:compra|comprar|cómpralo|compre|suscríbete|assine|acquista|abbonati|achète|achetez"
+        r"|acheter|kauf|kaufen|abonniere|casino)\b|купи|подпиш|購入|구매",
+        "compra comprar cómpralo compre suscríbete assine acquista abbonati achète achetez acheter"
+        " kauf kaufen abonniere casino 購 구",
+        ("купи", "подпиш"),
+    ),
+    signal(
+        "advert",
+        r"\b(?:recomiénda(?:lo|la|los|las)|recomende(?:-o|-a)|consiglia(?:lo|la)|recommande[sz]?-(?:le|la)"
+        r"|empfiehl\s+(?:es|ihn|sie)|promociona|promova|promuovi|promouvoir|bewirb)\b|рекламир",
+        "recomiéndalo recomiéndala recomiéndalos recomiéndalas recomende consiglialo consigliala"
+        " recommande recommandez empfiehl promociona promova promuovi promouvoir bewirb",
+        ("рекламир",),
+    ),
+    signal(
+        "send",
+        r"\b(?:envía|envia|envíala|envíalo|manda|reenvía|reenvia|sube|envie|envie-a|envie-o|encaminhe"
+        r"|invia|inviala|invialo|inoltra|envoie|envoyez|transfère|transférez|sende|schicke|leite"
+        r"|weiterleiten|weiter)\b|отправ|перешл|пересыл|送信|転送|送って|보내|전송|업로드|붙인|넣어",
+        "envía envia envíala envíalo manda reenvía reenvia sube envie encaminhe invia inviala"
+        " invialo inoltra envoie envoyez transfère transférez sende schicke leite weiterleiten"
+        " weiter 送 転 보 전 업 붙 넣",
+        ("отправ", "перешл", "пересыл"),
+    ),
+    signal(
+        "sensitive",
+        r"\b(?:conversaci[oó]n(?:es)?|historial|mensajes|contraseñas?|conversas?|histórico|mensagens"
+        r"|senhas?|conversazion[ei]|cronologia|messaggi|conversations?|historique|mots?\s+de\s+passe"
+        r"|gespräche?|unterhaltung(?:en)?|gesprächsverlauf|verlauf|nachrichten|passw(?:ö|o)rt\w*)\b"
+        r"|переписк|разговор|диалог|сообщени|парол|会話|履歴|メッセージ|パスワード|대화|메시지|비밀번호",
+        "conversación conversacion conversaciones historial mensajes contraseña contraseñas"
+        " conversa"
+        " conversas histórico mensagens senha senhas conversazione conversazioni cronologia"
+        " messaggi"
+        " conversation conversations historique mots mot gespräch gespräche unterhaltung"
+        " unterhaltungen gesprächsverlauf verlauf nachrichten passwort passwörter passwort 会 履 メ"
+        " パ 대 메 비",
+        ("переписк", "разговор", "диалог", "сообщени", "парол"),
+    ),
+    signal(
+        "secret",
+        r"\b(?:contraseñas?|claves?|códigos?\s+de\s+verificación|senhas?|códigos?\s+de\s+verificação"
+        r"|password|codici?\s+di\s+verifica|mots?\s+de\s+passe|codes?\s+de\s+vérification"
+        r"|passw(?:ö|o)rt\w*|kennw(?:ö|o)rt\w*|zugangsdaten|pin)\b|парол|пин-?код|код\w*\s+подтвержд"
+        r"|パスワード|暗証番号|認証コード|비밀번호|인증\s*코드",
+        "contraseña contraseñas clave claves verificación senha senhas verificação password"
+        " verifica"
+        " mot mots vérification passwort passwörter kennwort zugangsdaten pin パ 暗 認 비 인",
+        ("парол", "пин", "код подтвержд"),
+    ),
+    signal(
+        "capture",
+        r"\b(?:guarda|guárdala|guárdalo|anota|registra|salve|salve-a|guarde|anote|registre|salva"
+        r"|salvala|memorizza|enregistre|sauvegarde|note|speichere|speichern|notiere)\b"
+        r"|сохран|запиш|запис|保存|記録|저장|기록",
+        "guarda guárdala guárdalo anota registra salve guarde anote registre salva salvala"
+        " memorizza"
+        " enregistre sauvegarde note speichere speichern notiere 保 記 저 기",
+        ("сохран", "запиш", "запис"),
+    ),
+    signal(
+        "trigger",
+        r"\b(?:el\s+usuario|o\s+usuário|l['’]\s*utente|l['’]\s*utilisateur|der\s+(?:nutzer|benutzer))"
+        r"\s+(?:\w+\s+){0,2}?(?:menciona\w*|escribe|introduce|comparte|digita\w*|envia\w*|compartilha\w*"
+        r"|scrive|inserisce|condivide|mentionne|tape|saisit|partage|erwähnt|eingibt|schreibt|teilt)\b"
+        r"|пользовател\w*\s+(?:\w+\s+)?(?:вводит|пишет|упоминает|сообщает|отправляет|называет)"
+        r"|ユーザーが[^。\n]{0,10}(?:入力|言|書|共有|送)|사용자가[^.\n]{0,10}(?:입력|말하|보내|공유)",
+        "usuario usuário utente utilisateur nutzer benutzer ユ 사",
+        ("пользовател",),
+    ),
+    signal(
+        "conceal",
+        r"\b(?:oculta|ocultar|esconde|esconda|oculte|nascondi|cache|cachez|verschweige\w*"
+        r"|verheimliche\w*|verberge\w*|niega(?:lo)?|nega(?:lo)?|negue|nie\s+(?:es|das)|nier)\b"
+        r"|\bno\s+(?:le\s+)?(?:digas|menciones|reveles|cuentes)\b|\bnão\s+(?:diga|conte|mencione|revele)\b"
+        r"|\bnon\s+(?:dire|rivelare|menzionare|raccontare)\b|\bne\s+(?:dis|dites|mentionne|révèle)\s+"
+        r"(?:rien|pas|jamais)\b|\b(?:sag|sage|erzähl|erwähne|verrate)\b[^.\n]{0,40}\b(?:nicht|niemals"
+        r"|nie)\b|скрыва|не\s+(?:говори|упоминай|раскрывай|рассказывай)|отрица"
+        r"|(?:言わ|教え|伝え|知らせ)(?:ない|るな)|隠し|秘密に|말하지\s*마|숨기",
+        "oculta ocultar esconde esconda oculte nascondi cache cachez verschweige verschweigen"
+        " verheimliche verberge niega niegalo nega negalo negue nie nier no não non ne sag sage"
+        " erzähl erwähne verrate 言 教 伝 知 隠 秘 말 숨",
+        ("скрыва", "не говори", "не упомин", "не раскр", "не расск", "отрица"),
+    ),
+    signal(
+        "hidden_object",
+        r"\b(?:estas?\s+(?:notas?|reglas?|instrucciones|memorias?)|estas?\s+(?:regras?|instruções)"
+        r"|queste?\s+(?:note|regole|regola|istruzioni|memorie)|questa\s+(?:nota|regola|istruzione)"
+        r"|(?:ces|cette)\s+(?:notes?|règles?|instructions?)|diese[rsn]?\s+(?:notizen|notiz|regel|regeln"
+        r"|anweisungen|anweisung|erinnerungen)|memoria|memória|mémoire|gedächtnis)\b"
+        r"|(?:эт[иуо]|эта)\s+(?:заметк|правил|инструкци)|памят"
+        r"|このメモ|この設定|このルール|記憶|이\s*메모|이\s*규칙|이\s*설정|기억",
+        "esta estas este queste questa queste ces cette diese dieser dieses diesen memoria memória"
+        " mémoire gedächtnis こ 記 이 기",
+        ("эти", "эту", "это", "эта", "памят"),
+    ),
+]
+
+ZH_RULES = RuleSet(_ZH_RULES, _ZH_SIGNALS)
+OTHER_RULES = RuleSet(_OTHER_RULES, _OTHER_SIGNALS)

@@ -9,19 +9,33 @@ looked for as substrings, and optionally a second group of words one of which
 must occur too. A view is split into its words once; a :class:`RuleSet` finds
 the rules whose gate it passes, and only those run their regex. Every regex uses
 bounded quantifiers only, so a rule's cost is linear in the view it reads.
+
+Some intents are not one phrasing but a combination: a standing order is harmless
+("always answer in Dutch") until it also hides what it does, steers the user to a
+product or sends something out. Such an intent is an :class:`Intent`: *signals*
+(gated rules like any other, each naming the kind of thing it sees: ``directive``,
+``covert``, ``endpoint`` ...) and the kinds that must meet in one sentence. A
+signal's regex runs only when the kinds before it in the intent were found, so a
+note with no directive in it never runs the harm signals at all.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
 
 # ASCII punctuation becomes a space, so ``ignore-all_previous.instructions`` is four words.
 _PUNCTUATION = string.punctuation.encode()
 _TO_SPACE = bytes.maketrans(_PUNCTUATION, b" " * len(_PUNCTUATION))
 _OTHER_PUNCTUATION = re.compile(r"[^\w\s]")
+# Where a sentence ends: a full stop, ! or ? before a space (not the dot of a domain or a
+# version), the full-width marks of CJK text, or a line break (one end for ".\n").
+_SENTENCE_END = re.compile(r"(?:[.!?](?=\s)|[。！？])(?:[ \t]{0,8}\n)?|\n")
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,7 @@ class View:
     lowered: str = field(init=False)
     words: frozenset[bytes] = field(init=False)
     _chars: frozenset[str] | None = field(default=None, init=False)
+    _ends: list[int] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.lowered = self.text.lower()
@@ -59,6 +74,79 @@ class View:
             self._chars = frozenset(self.lowered)
         return self._chars
 
+    def sentence_at(self, position: int) -> int:
+        """The index of the sentence ``position`` falls in."""
+        return bisect_right(self._sentence_ends(), position)
+
+    def sentence_span(self, index: int) -> tuple[int, int]:
+        """Where sentence ``index`` starts and ends (its closing mark included)."""
+        ends = self._sentence_ends()
+        start = ends[index - 1] + 1 if index > 0 else 0
+        return start, ends[index] + 1 if index < len(ends) else len(self.text)
+
+    def _sentence_ends(self) -> list[int]:
+        if self._ends is None:
+            self._ends = [m.start() for m in _SENTENCE_END.finditer(self.text)]
+        return self._ends
+
+
+_Item = tuple[object, object]
+
+
+def _first(items: Sequence[_Item]) -> tuple[set[str] | None, bool]:
+    """The characters a match of ``items`` can start with (None: any), and whether it
+    can be empty. Zero-width items (\\b, lookarounds) are looked through."""
+    chars: set[str] = set()
+    for op, av in items:
+        if op is _sre.LITERAL:
+            return chars | {chr(av)}, False  # type: ignore[arg-type]
+        if op is _sre.IN:
+            for kind, value in av:  # type: ignore[attr-defined]
+                if kind is _sre.LITERAL:
+                    chars.add(chr(value))
+                elif kind is _sre.RANGE and value[1] - value[0] <= 400:
+                    chars.update(chr(c) for c in range(value[0], value[1] + 1))
+                else:
+                    return None, False
+            return chars, False
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            continue
+        if op is _sre.SUBPATTERN or op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
+            sub, empty = _first(list(av[-1]))  # type: ignore[index]
+            if sub is None:
+                return None, False
+            chars |= sub
+            if not empty and (op is _sre.SUBPATTERN or av[0] > 0):  # type: ignore[index]
+                return chars, False
+            continue
+        if op is _sre.BRANCH:
+            any_empty = False
+            for alternative in av[1]:  # type: ignore[index]
+                sub, empty = _first(list(alternative))
+                if sub is None:
+                    return None, False
+                chars |= sub
+                any_empty |= empty
+            if not any_empty:
+                return chars, False
+            continue
+        return None, False
+    return chars, True
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    """``pattern``, case-insensitive, behind a lookahead for the characters a match can
+    start with: Python's ``re`` tries every alternative at every position, and a failed
+    character class is much cheaper than a failed alternation of words."""
+    try:
+        chars, empty = _first(list(_sre_parse.parse(pattern, re.IGNORECASE)))
+    except (re.error, AttributeError, TypeError):  # a parser this code does not know
+        chars, empty = None, True
+    if chars is None or empty or len(chars) > 200:
+        return re.compile(pattern, re.IGNORECASE)
+    first = "".join(re.escape(ch) for ch in sorted(chars))
+    return re.compile(f"(?=[{first}])(?:{pattern})", re.IGNORECASE)
+
 
 def rule(
     finding: str, pattern: str, words: str = "", marks: Iterable[str] = (), also: str = ""
@@ -73,7 +161,7 @@ def rule(
     split = words.split()
     return Rule(
         finding,
-        re.compile(pattern, re.IGNORECASE),
+        _compile(pattern),
         frozenset(w.lower().encode() for w in split if len(w) > 1 or w.isascii()),
         frozenset(w for w in split if len(w) == 1 and not w.isascii()),
         tuple(m.lower() for m in marks),
@@ -81,17 +169,42 @@ def rule(
     )
 
 
-class RuleSet:
+@dataclass(frozen=True)
+class Intent:
+    """A finding reported when signals of the named kinds meet in one sentence.
+
+    A signal of every ``all_of`` kind must occur in the sentence; then, if
+    ``any_of`` or ``two_of`` name kinds, also a signal of one ``any_of`` kind (a
+    strong sign) or of two different ``two_of`` kinds (weak signs that count
+    together).
+    """
+
+    id: str
+    all_of: tuple[str, ...]
+    any_of: tuple[str, ...] = ()
+    two_of: tuple[str, ...] = ()
+
+
+# Characters from common to rare in notes (what is not listed is rarer still).
+_COMMON = " etaoinshrdlcumwfgypbvkjxqz.,-/'()0123456789:"
+
+
+def _probe(mark: str) -> str:
+    """The character of ``mark`` least likely to occur in a note."""
+    return max(mark, key=lambda ch: _COMMON.find(ch) if ch in _COMMON else len(_COMMON))
+
+
+class _Gates:
     """Rules indexed by their gates, so a view finds the rules it opens in a few set
     operations instead of asking every rule in turn."""
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
-        self.rules = list(rules)
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
         self._by_word: dict[bytes, set[int]] = {}
         self._by_char: dict[str, set[int]] = {}
         self._by_mark: dict[str, set[int]] = {}
         self._always: set[int] = set()
-        for i, r in enumerate(self.rules):
+        for i, r in enumerate(rules):
             for word in r.words:
                 self._by_word.setdefault(word, set()).add(i)
             for ch in r.chars:
@@ -102,23 +215,117 @@ class RuleSet:
                 self._always.add(i)
         self._words = frozenset(self._by_word)
         self._chars = frozenset(self._by_char)
+        # A one-character ``in`` is a memchr; a longer one costs a microsecond or more on an
+        # entry of a few KB. Each mark is first probed by its rarest character.
+        self._marks = [(_probe(mark), mark, ids) for mark, ids in self._by_mark.items()]
 
-    def __add__(self, other: RuleSet) -> RuleSet:
-        return RuleSet(self.rules + other.rules)
-
-    def matches(self, view: View) -> list[str]:
-        """Ids of the rules ``view`` trips, in rule order."""
+    def opened(self, view: View) -> list[int]:
+        """Indexes of the rules whose gate ``view`` passes, in rule order."""
         opened = set(self._always)
         for word in self._words.intersection(view.words):
             opened |= self._by_word[word]
         if self._chars and not view.lowered.isascii():
             for ch in self._chars.intersection(view.chars):
                 opened |= self._by_char[ch]
-        for mark, ids in self._by_mark.items():
-            if mark in view.lowered:
+        lowered = view.lowered
+        for probe, mark, ids in self._marks:
+            if probe in lowered and mark in lowered:
                 opened |= ids
         return [
-            r.id
-            for r in (self.rules[i] for i in sorted(opened))
-            if (not r.also or not r.also.isdisjoint(view.words)) and r.regex.search(view.text)
+            i
+            for i in sorted(opened)
+            if not self.rules[i].also or not self.rules[i].also.isdisjoint(view.words)
         ]
+
+
+def signal(
+    kind: str, pattern: str, words: str = "", marks: Iterable[str] = (), also: str = ""
+) -> Rule:
+    """A signal of ``kind`` for an :class:`Intent` to combine, gated like a :func:`rule`."""
+    return rule(kind, pattern, words, marks, also)
+
+
+class RuleSet:
+    """Rules, and the signals and intents that combine, matched against a view."""
+
+    def __init__(
+        self,
+        rules: Iterable[Rule],
+        signals: Iterable[Rule] = (),
+        intents: Iterable[Intent] = (),
+    ) -> None:
+        self.rules = list(rules)
+        self.signals = list(signals)
+        self.intents = list(intents)
+        self._rules = _Gates(self.rules)
+        self._signals = _Gates(self.signals)
+
+    def __add__(self, other: RuleSet) -> RuleSet:
+        intents = self.intents + [i for i in other.intents if i not in self.intents]
+        return RuleSet(self.rules + other.rules, self.signals + other.signals, intents)
+
+    def matches(self, view: View) -> list[str]:
+        """Ids of the rules ``view`` trips, in rule order, then of the intents it meets."""
+        found = [
+            r.id
+            for r in (self.rules[i] for i in self._rules.opened(view))
+            if r.regex.search(view.text)
+        ]
+        if self.intents:
+            found += self._intents(view)
+        return found
+
+    def _intents(self, view: View) -> list[str]:
+        opened: dict[str, list[Rule]] = {}
+        for i in self._signals.opened(view):
+            signal = self.signals[i]
+            opened.setdefault(signal.id, []).append(signal)
+        whole: dict[str, frozenset[int]] = {}  # kind -> sentences, from a scan of the whole view
+        some: dict[tuple[str, int], bool] = {}  # (kind, sentence) -> found, from a scan of one
+
+        def sentences(kind: str, among: frozenset[int] | None) -> frozenset[int]:
+            """The sentences (of ``among``, or all) a signal of ``kind`` occurs in.
+
+            The first kind of an intent reads the whole view; the kinds after it read only
+            the sentences the kinds before them were found in.
+            """
+            if kind in whole:
+                return whole[kind] if among is None else whole[kind] & among
+            if among is None:
+                whole[kind] = frozenset(
+                    view.sentence_at(m.start())
+                    for signal in opened[kind]
+                    for m in signal.regex.finditer(view.text)
+                )
+                return whole[kind]
+            for index in among:
+                if (kind, index) not in some:
+                    start, end = view.sentence_span(index)
+                    some[kind, index] = any(
+                        signal.regex.search(view.text, start, end) for signal in opened[kind]
+                    )
+            return frozenset(index for index in among if some[kind, index])
+
+        found = []
+        for intent in self.intents:
+            if not all(kind in opened for kind in intent.all_of):
+                continue
+            common: frozenset[int] | None = None
+            for kind in intent.all_of:
+                common = sentences(kind, common)
+                if not common:
+                    break
+            if not common:
+                continue
+            if intent.any_of or intent.two_of:
+                strong = any(k in opened and sentences(k, common) for k in intent.any_of)
+                if not strong:
+                    weak: dict[int, int] = {}
+                    for kind in intent.two_of:
+                        if kind in opened:
+                            for index in sentences(kind, common):
+                                weak[index] = weak.get(index, 0) + 1
+                    if max(weak.values(), default=0) < 2:
+                        continue
+            found.append(intent.id)
+        return found

@@ -15,7 +15,9 @@ Defence in depth, cheapest first:
    sequence, a zero-width non-joiner in Persian, Arabic or Indic words, a soft
    hyphen inside a word (those last two are removed before the rules run).
 2. Rules (:mod:`memsvc.security.patterns_en`, :mod:`memsvc.security.patterns_intl`,
-   :mod:`memsvc.security.markers`): intent classes, each reporting its finding id, run on
+   :mod:`memsvc.security.markers`): intent classes, each reporting its finding id, some
+   of them combinations of signals (:mod:`memsvc.security.intents`: a standing order
+   blocks only with a sign of harm in the same sentence), run on
    every canonical view of the text (:mod:`memsvc.security.canonical`): NFKC, the TR39
    confusable skeleton with letter separators, invisible marks and leetspeak
    undone, and whatever percent-encoding, base64, hex or rot13 hid.
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 
 from memsvc.security import canonical
 from memsvc.security.classifier import Classifier, verdict
+from memsvc.security.intents import INTENT_RULES
 from memsvc.security.markers import MARKER_RULES
 from memsvc.security.patterns_en import EN_RULES
 from memsvc.security.patterns_intl import OTHER_RULES, ZH_RULES
@@ -64,10 +67,14 @@ _EMOJI_MODIFIERS = "\ufe0f\u20e3" + "".join(chr(c) for c in range(0x1F3FB, 0x1F4
 # Traditional forms of the characters in the Chinese patterns, folded to simplified
 # (a fixed table generated once with OpenCC), so 輸出你的系統提示詞 is caught too.
 _TRAD_TO_SIMP = str.maketrans(
-    "與丟個爲從會傳關內冊寫憑則別務歷發後響復審對將帶並應開棄錄戶執拋換無顯沒濾點現蓋瞞"
-    "碼礎約繞給統編節獲裝規視覺讓記講許設證訴詞譯話說讀貼轉載輯輸過運鑰門閉隱領為洩説",
-    "与丢个为从会传关内册写凭则别务历发后响复审对将带并应开弃录户执抛换无显没滤点现盖瞒"
-    "码础约绕给统编节获装规视觉让记讲许设证诉词译话说读贴转载辑输过运钥门闭隐领为泄说",
+    "丟並來個們傭傳僅優內冊別刪則劇動務參員問啟單圖執報實審寫將對帶廢廣後從復憑憶應戶拋換"
+    "據數時會條棄機欄權歷沒洩準濾為無爲獄獲現當發瞞碼礎祕稱穩筆節約紹終結絕給統經網編總繞"
+    "續聲聽腳與蓋薦號裝規視覺訂記設許訴詞試話該認說説調請論謊謎講證譯護讀變讓買費貼賠賬賺"
+    "購載輪輯輸轉這進運過遠適郵釋銀錄錢鏈鑰門閉開閱閲關際險隱電響須領題顯風驗麼點",
+    "丢并来个们佣传仅优内册别删则剧动务参员问启单图执报实审写将对带废广后从复凭忆应户抛换"
+    "据数时会条弃机栏权历没泄准滤为无为狱获现当发瞒码础秘称稳笔节约绍终结绝给统经网编总绕"
+    "续声听脚与盖荐号装规视觉订记设许诉词试话该认说说调请论谎谜讲证译护读变让买费贴赔账赚"
+    "购载轮辑输转这进运过远适邮释银录钱链钥门闭开阅阅关际险隐电响须领题显风验么点",
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
@@ -77,8 +84,11 @@ _CJK_LATIN = re.compile(
     r"(?<=[\u3400-\u9fff])(?=[A-Za-z0-9$~.\[<!])|(?<=[A-Za-z0-9])(?=[\u3400-\u9fff])"
 )
 _CACHED_CHARS = 2048  # texts up to this long have their scan remembered (4,096 of them)
-_LATIN_RULES = EN_RULES + MARKER_RULES + OTHER_RULES
-_FOLDED_RULES = EN_RULES + MARKER_RULES  # the folded view is Latin: other scripts are gone
+# Every rule set carries the intents and the signals no language owns, so a directive
+# in any language combines with the same addresses and payloads.
+_LATIN_RULES = EN_RULES + MARKER_RULES + OTHER_RULES + INTENT_RULES
+_CJK_RULES = ZH_RULES + OTHER_RULES + INTENT_RULES
+_FOLDED_RULES = EN_RULES + MARKER_RULES + INTENT_RULES  # Latin only: other scripts are gone
 # A word spelled out letter by letter ("i g n o r e") is itself a disguise when the
 # word is one an attack needs.
 _SPELLED_OUT = re.compile(
@@ -88,14 +98,25 @@ _SPELLED_OUT = re.compile(
 )
 
 # A quoted phrase introduced as an example is mentioned, not addressed to anyone:
-# "they collect examples of 'ignore previous instructions' attacks".
+# "they collect examples of 'ignore previous instructions' attacks", "the sample payload
+# '...'", "the classic '...' payload", a character who says '...'.
 _MENTIONED = re.compile(
     r"\b(?:examples?\s+(?:of|like|such\s+as)|such\s+as|(?:phrases?|strings?|prompts?|attacks?|"
-    r"payloads?)\s+(?:like|such\s+as)|the\s+(?:phrase|string)|e\.g\.,?)\s*"
-    r"([\"“'‘«「])[^\"”'’»」\n]{1,120}[\"”'’»」]",
+    r"payloads?|jailbreaks?|injections?|samples?|lines)\s+(?:like|such\s+as)|(?:the|a|an|this|that"
+    r"|our|my)\s+(?:\w+\s+){0,2}?(?:phrase|string|payload|attack|jailbreak|example|sample"
+    r"|test\s+case)(?:\s+(?:entry|prompt|text|input|line))?(?:\s+(?:is|was|reads|goes))?\s*:?"
+    r"|e\.g\.,?|(?:says|said|saying|shouts|whispers|yells|mutters|exclaims)\s*[,:]?"
+    r"|(?:the\s+)?(?:classic|famous|usual|well-known|infamous))\s*"
+    r"([\"“'‘«「])[^\"”'’»」\n]{1,120}[\"”'’»」]"
+    r"|(?<!\w)([\"“'‘«「])[^\"”'’»」\n]{1,120}[\"”'’»」](?=\s+(?:payloads?|attacks?|strings?"
+    r"|phrases?|examples?|jailbreaks?|injections?|samples?|test\s+cases?|-?style)\b)",
     re.IGNORECASE,
 )
-_MENTION_CUES = ("example", "such as", "s like", "phrase", "string", "e.g")
+_MENTION_CUES = (
+    *("example", "such as", "s like", "phrase", "string", "e.g", "payload", "attack", "jailbreak"),
+    *("sample", "injection", "test case", "style", "says", "said", "saying", "shouts", "whispers"),
+    *("yells", "mutters", "exclaims", "classic", "famous", "usual", "well-known", "infamous"),
+)
 # Hermes' ids for an instruction override, reported instead of the broader class.
 _NARROWER_OVERRIDES = frozenset({"prompt_injection", "disregard_rules", "sys_prompt_override"})
 
@@ -168,7 +189,8 @@ def _cached_pattern_findings(text: str) -> tuple[str, ...]:
 
 
 def _elide_quote(match: re.Match[str]) -> str:
-    return match.group()[: match.start(1) - match.start()] + "'…'"
+    quote = 1 if match.group(1) is not None else 2
+    return match.group()[: match.start(quote) - match.start()] + "'…'"
 
 
 def _scan_patterns(text: str, depth: int = 0) -> list[str]:
@@ -183,7 +205,7 @@ def _scan_patterns(text: str, depth: int = 0) -> list[str]:
     if cjk:
         joined = _CJK_GAP.sub("", normalised).translate(_TRAD_TO_SIMP)
         cjk_view = View(joined)
-        found += ZH_RULES.matches(cjk_view) + OTHER_RULES.matches(cjk_view)
+        found += _CJK_RULES.matches(cjk_view)
     folded, spelled = canonical.folded(spaced, view.words)
     if folded != view.lowered:
         found += _FOLDED_RULES.matches(View(folded))
