@@ -22,6 +22,8 @@
   out of order still end with Hindsight holding exactly the file's entries.
 - **Tools** (``memory_mode`` ``tools`` / ``hybrid``): ``hindsight_recall``,
   ``hindsight_reflect`` and ``hindsight_retain`` (queued as a job).
+- **Documents retained once** (``retain_once``): what a DeerFlow migration brings
+  to a bank is sent only if the bank does not hold its id yet.
 """
 
 from __future__ import annotations
