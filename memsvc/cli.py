@@ -1,8 +1,10 @@
 """The ``memsvc`` command.
 
 Made for scripts: results go to stdout as JSON (``prefetch`` prints the text to
-inject), diagnostics to stderr. Exit codes: 0 success, 1 the tool answered with
-``success: false``, 2 bad input (a one-line error on stderr).
+inject; ``log tail``, ``explain`` and ``migrate`` print lines for people unless
+``--json``), diagnostics to stderr. Exit codes: 0 success, 1 the tool answered with
+``success: false`` (``explain``: nothing matched; ``migrate``: a user failed), 2 bad
+input (a one-line error on stderr).
 
 Every command goes through the event path. With ``MEMSVC_REDIS_URL`` it talks to
 real Redis and real workers (``memsvc worker``); without it, a worker runs inside
@@ -26,8 +28,8 @@ from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, mask_url
-from memsvc.errors import MemoryServiceError, PathEscapeError
-from memsvc.ids import DEFAULT_THREAD, InvalidIdError
+from memsvc.errors import MemoryServiceError, MigrationSourceError, PathEscapeError
+from memsvc.ids import DEFAULT_THREAD, InvalidIdError, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
@@ -100,12 +102,48 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--since", type=float, default=None, help="seconds ago")
     replay.add_argument("--from", dest="start", default="-", help="first log stream id")
     replay.add_argument("--to", dest="end", default="+", help="last log stream id")
-    replay.add_argument("--into", required=True, help="data dir to write (should be new)")
+    replay.add_argument("--into", default=None, help="data dir to write (should be new)")
     replay.add_argument("--base", default=None, help="copy these files into --into first")
     replay.add_argument(
         "--diff",
         action="store_true",
         help="compare the touched files with MEMSVC_DATA_DIR; exit 1 if any differ",
+    )
+    replay.add_argument(
+        "--explain",
+        default=None,
+        metavar="TEXT",
+        help="instead: the logged writes that made the --user's entries holding TEXT",
+    )
+    replay.add_argument("--agent", default=None, help="with --explain: this agent's MEMORY.md")
+    replay.add_argument("--json", action="store_true", dest="as_json", help="with --explain")
+
+    explain = commands.add_parser(
+        "explain",
+        help="the logged writes that added, replaced or removed an entry (needs MEMSVC_REDIS_URL)",
+    )
+    explain.add_argument("--user", required=True, help="user id")
+    explain.add_argument("--agent", default=None, help="USER.md and this agent's MEMORY.md only")
+    explain.add_argument("--json", action="store_true", dest="as_json", help="print JSON")
+    explain.add_argument("text", help="the entry's text, or a part of it")
+
+    migrate = commands.add_parser(
+        "migrate", help="move DeerFlow's memory.json files into USER.md / MEMORY.md and Hindsight"
+    )
+    migrate.add_argument(
+        "--from", dest="home", required=True, metavar="DEERFLOW_HOME", help="DeerFlow's home"
+    )
+    chosen = migrate.add_mutually_exclusive_group(required=True)
+    chosen.add_argument(
+        "--user-id", action="append", dest="user_ids", metavar="U", help="this user (repeatable)"
+    )
+    chosen.add_argument("--all", action="store_true", help="every user found")
+    migrate.add_argument("--dry-run", action="store_true", help="write nothing; say what would be")
+    migrate.add_argument(
+        "--skip-hindsight", action="store_true", help="retain nothing into Hindsight"
+    )
+    migrate.add_argument(
+        "--json", action="store_true", dest="as_json", help="print the report as JSON"
     )
 
     dlq = commands.add_parser("dlq", help="background jobs that gave up (needs MEMSVC_REDIS_URL)")
@@ -317,6 +355,12 @@ def _fresh_dir(path: str, live: Path) -> Path:
 
 
 async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    if ns.explain is not None:
+        if ns.user is None:
+            raise UsageError("--explain needs --user")
+        return await _explain_text(settings, ns.user, ns.agent, ns.explain, as_json=ns.as_json)
+    if ns.into is None:
+        raise UsageError("replay needs --into (or --explain)")
     into = _fresh_dir(ns.into, Path(settings.data_dir))
     redis = Redis.from_url(_needs_redis(settings, "replay"))
     selection = Slice(
@@ -341,6 +385,66 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     return EXIT_TOOL_FAILED if ns.diff and differs else EXIT_OK
 
 
+async def _explain(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    return await _explain_text(settings, ns.user, ns.agent, ns.text, as_json=ns.as_json)
+
+
+async def _explain_text(
+    settings: ServiceSettings, user_id: str, agent_id: str | None, text: str, *, as_json: bool
+) -> int:
+    """Exit 1 when nothing matched: a script learns the entry is unknown to the log."""
+    from memsvc.service.explain import explain
+    from memsvc.service.runtime import Runtime
+
+    redis = connect(_needs_redis(settings, "explain"), settings)
+    try:
+        async with Runtime(settings, redis) as runtime:
+            found = await explain(runtime, text, user_id=user_id, agent_id=agent_id)
+    finally:
+        await redis.aclose()
+    if as_json:
+        _emit(found.as_dict())
+    else:
+        _lines(found.lines())
+    return EXIT_OK if found.entries or found.unlogged else EXIT_TOOL_FAILED
+
+
+def _lines(lines: list[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+async def _migrate(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    """Exit 1 when any user failed; the report names what failed and why."""
+    from tqdm import tqdm
+
+    from memsvc.migration.deerflow import find_sources
+    from memsvc.migration.runner import open_migration
+
+    users = None if ns.all else [validate_id("user_id", user) for user in ns.user_ids]
+    sources = find_sources(Path(ns.home), users)
+    if not sources:  # a wrong folder, most likely: say so rather than migrate nothing
+        raise UsageError(f"no memory.json under {ns.home} (DeerFlow's home is .deer-flow)")
+    # a bar on a terminal only: piped, the report is all that is printed
+    bar = tqdm(
+        total=len(sources),
+        unit="user",
+        file=sys.stderr,
+        disable=not (ns.all and sys.stderr.isatty()),
+    )
+    try:
+        async with open_migration(
+            settings, dry_run=ns.dry_run, skip_hindsight=ns.skip_hindsight
+        ) as migration:
+            report = await migration.run(sources, progress=lambda _: bar.update())
+    finally:
+        bar.close()
+    if ns.as_json:
+        _emit(report.as_dict())
+    else:
+        _lines(report.lines())
+    return EXIT_TOOL_FAILED if report.failed else EXIT_OK
+
+
 async def _demo(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     from memsvc.demo import run_demo
 
@@ -354,6 +458,8 @@ _ASYNC_COMMANDS = {
     "schemas": _schemas,
     "sync-turn": _sync_turn,
     "replay": _replay,
+    "explain": _explain,
+    "migrate": _migrate,
     "config": _config,
     "log": _log,
     "dlq": _dlq,
@@ -374,7 +480,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "worker":
             return _worker(settings, ns)
         return asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
-    except (UsageError, InvalidIdError, PathEscapeError, ConfigError, MemoryServiceError) as exc:
+    except (
+        UsageError,
+        InvalidIdError,
+        PathEscapeError,
+        ConfigError,
+        MigrationSourceError,
+        MemoryServiceError,
+    ) as exc:
         sys.stderr.write(f"memsvc: {exc}\n")
         return EXIT_BAD_INPUT
     except ValidationError as exc:

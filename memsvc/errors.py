@@ -11,7 +11,8 @@ MemsvcError                     root; ``retryable`` says whether the same call m
  │    ├── InvalidIdError           an id unsafe as a path component or key part
  │    ├── InvalidEvent             an event that cannot be processed
  │    ├── ConfigError              a configuration layer that cannot be used
- │    └── ClassifierImportError    ``security.classifier`` names nothing callable
+ │    ├── ClassifierImportError    ``security.classifier`` names nothing callable
+ │    └── MigrationSourceError     a DeerFlow ``memory.json`` that cannot be migrated as it is
  ├── UnsafeFileError            a data-dir file that cannot be used safely (also a ``ValueError``)
  │    └── PathEscapeError          a path that would resolve outside the data dir
  ├── ProviderLimitError         a second external provider, or one shadowing the builtin
@@ -62,6 +63,11 @@ class AsyncOnlyError(MemsvcError, NotImplementedError):
 
 class InvalidInputError(MemsvcError, ValueError):
     """The caller's own input cannot be used; the message says what is wrong."""
+
+
+class MigrationSourceError(InvalidInputError):
+    """A DeerFlow home or ``memory.json`` that cannot be read as one (not JSON, too large, not
+    the §13.1 schema): that file is left as it is, and the other users' are migrated."""
 
 
 class UnsafeFileError(MemsvcError, ValueError):

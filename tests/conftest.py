@@ -35,6 +35,14 @@ async def until(
     raise AssertionError(f"condition not reached within {timeout:g}s")
 
 
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` with its bytes: what "writes nothing" and "changes no byte"
+    are checked on."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
 def turns(document_ids: Iterable[str]) -> list[str]:
     """Turn documents as ``thread:turn``, in order (their ids also carry the turn's time)."""
     return [document_id.rsplit(":", 1)[0] for document_id in document_ids]

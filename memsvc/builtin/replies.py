@@ -20,6 +20,7 @@ from memsvc.store.memfile import char_count
 
 MAX_CONSOLIDATION_FAILURES_PER_TURN = 3
 PREVIEW_WIDTH = 80
+DUPLICATE = "Entry already exists (no duplicate added)."
 
 
 def error(message: str, **extra: Any) -> dict[str, Any]:
@@ -62,7 +63,7 @@ def _success_message(ops: list[Op], changes: list[Change], batch: bool) -> str:
     if batch:
         return f"Applied {len(ops)} operation(s)."
     if not changes and ops[0].action == "add":
-        return "Entry already exists (no duplicate added)."
+        return DUPLICATE
     return {"add": "Entry added.", "replace": "Entry replaced.", "remove": "Entry removed."}[
         ops[0].action
     ]

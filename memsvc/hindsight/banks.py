@@ -13,6 +13,7 @@ from memsvc.paths import Target
 
 MAX_BANK_ID = 100
 MIRROR_TAG = "source:builtin"
+MIGRATION_TAG = "source:deerflow"
 
 
 @dataclass
@@ -63,3 +64,9 @@ def mirror_document_id(target: Target, content: str) -> str:
 def fact_document_id(fact: str) -> str:
     """A fact retained through the tool: the same fact twice is one document."""
     return f"fact-{hashlib.sha256(fact.encode()).hexdigest()[:32]}"
+
+
+def migration_document_id(user_id: str, agent_id: str, content: str) -> str:
+    """A document migrated from DeerFlow's ``memory.json``: a re-run names the same one."""
+    key = "\0".join((user_id, agent_id, content)).encode("utf-8")
+    return f"deerflow-{hashlib.sha256(key).hexdigest()[:32]}"

@@ -22,6 +22,8 @@
   out of order still end with Hindsight holding exactly the file's entries.
 - **Tools** (``memory_mode`` ``tools`` / ``hybrid``): ``hindsight_recall``,
   ``hindsight_reflect`` and ``hindsight_retain`` (queued as a job).
+- **Documents retained once** (``retain_once``): what a DeerFlow migration brings
+  to a bank is sent only if the bank does not hold its id yet.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ class HindsightProvider(MemoryProvider):
             work=bank_id(self.config.work_bank_id_template, **values),
         )
 
-    def _bank_of(self, target: Target, thread_id: str = DEFAULT_THREAD) -> str:
+    def bank_for(self, target: Target, thread_id: str = DEFAULT_THREAD) -> str:
+        """USER.md's entries belong to the user bank, MEMORY.md's to the agent's work bank."""
         banks = self.banks(thread_id)
         return banks.user if target == "user" else banks.work
 
@@ -344,7 +347,7 @@ class HindsightProvider(MemoryProvider):
         async with self._locks.hold_key(lock):
             entries = await self._store.read(target)
             wanted = {mirror_document_id(target, e): e for e in entries}
-            bank = self._bank_of(target, thread_id)  # a thread's bank, if the template says so
+            bank = self.bank_for(target, thread_id)  # a thread's bank, if the template says so
             have = set(await self._client.list_documents(bank, tags=tags))
             new = [doc for doc in wanted if doc not in have]
             if new:
@@ -412,7 +415,7 @@ class HindsightProvider(MemoryProvider):
             )
             return {"success": True, "answer": answer.get("text", answer)}
         if name == "hindsight_retain":
-            if problem := self._scanner.check(text):
+            if problem := self.refusal(text):
                 return {"success": False, "error": problem}
             bank, fact = chosen[scope][0], text.strip()
             doc = fact_document_id(fact)
@@ -430,6 +433,26 @@ class HindsightProvider(MemoryProvider):
                 await self._jobs.enqueue(job, job_id=self._keys.job(job.name, bank, doc))
             return {"success": True, "message": "Saved to long-term memory."}
         return {"success": False, "error": f"Unknown tool '{name}'."}
+
+    def refusal(self, text: str) -> str | None:
+        """Why the scanner keeps ``text`` out of a bank (recalls reach a prompt), if it does."""
+        return self._scanner.check(text)
+
+    async def retain_once(self, target: Target, items: list[RetainItem], *, tag: str) -> set[str]:
+        """Retain the items ``target``'s bank does not hold yet; returns the ids it sent.
+
+        The bank is asked which documents carrying ``tag`` it holds, and an item whose
+        ``document_id`` is among them is not sent again: ids derived from the content
+        make a repeated call send nothing. With ``retain_async`` this waits until
+        Hindsight has processed what it sent.
+        """
+        bank = self.bank_for(target)
+        held = set(await self._client.list_documents(bank, tags=[tag]))
+        new = [item for item in items if item.document_id not in held]
+        if new:
+            await self._ensure_bank(bank)
+            await self._client.retain(bank, new, run_async=self.config.retain_async)
+        return {item.document_id for item in new if item.document_id is not None}
 
     async def retain_fact(self, bank: str, content: str, document_id: str) -> None:
         await self._ensure_bank(bank)

@@ -20,6 +20,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
+from redis.exceptions import ResponseError
 
 from memsvc.keys import Keys
 from memsvc.settings import default
@@ -126,6 +127,15 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
     )
 
 
+@dataclass(frozen=True)
+class LogReach:
+    """How far back the log goes: what tells an entry older than the log from one it never saw."""
+
+    records: int
+    dropped: int  # older records trimmed away (by count or by age)
+    oldest_at: float | None  # the time of the oldest record kept
+
+
 class EventLog:
     """Every event with its outcome, in a capped Redis Stream: what ``memsvc log`` and ``replay``
     read.
@@ -168,6 +178,19 @@ class EventLog:
                 return
             last = rows[-1][0].decode()
             cursor = "(" + last
+
+    async def reach(self) -> LogReach:
+        try:
+            info = await self._redis.xinfo_stream(self._key)
+        except ResponseError:  # no log yet
+            return LogReach(records=0, dropped=0, oldest_at=None)
+        records = int(info["length"])
+        first = info.get("first-entry")
+        return LogReach(
+            records=records,
+            dropped=max(0, int(info.get("entries-added", records)) - records),
+            oldest_at=_entry(*first).at if first else None,
+        )
 
     async def tail(
         self, count: int, where: Callable[[LogEntry], bool] | None = None, *, batch: int = 500

@@ -209,7 +209,7 @@ class EventHandlers:
             reply=reply,
             detail={
                 "result": outcome.result,
-                "changes": [c.action for c in outcome.changes],
+                "changes": [change.as_dict() for change in outcome.changes],  # for explain
                 "target": outcome.target,
             },
             after_reply=[mirror] if outcome.changes and manager.external is not None else [],

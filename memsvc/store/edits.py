@@ -12,7 +12,7 @@ makes two entries equal merges them, so a store never holds duplicates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from memsvc.store.memfile import HANDLE_PATTERN, char_count, entry_handle
 
@@ -38,6 +38,14 @@ class Change:
     action: Action
     content: str  # the new entry (add, replace) or the removed one (remove)
     previous: str | None = None  # the entry a replace overwrote
+
+    def as_dict(self) -> dict[str, str | None]:
+        """As receipts and the event log keep it: what explains an entry later."""
+        return {"action": self.action, "content": self.content, "previous": self.previous}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Change:
+        return cls(data["action"], data["content"], data.get("previous"))
 
 
 @dataclass(frozen=True)

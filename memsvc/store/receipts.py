@@ -45,10 +45,7 @@ class Receipt:
             {
                 "result": self.result,
                 "target": self.target,
-                "changes": [
-                    {"action": c.action, "content": c.content, "previous": c.previous}
-                    for c in self.changes
-                ],
+                "changes": [change.as_dict() for change in self.changes],
             },
             ensure_ascii=False,
         )
@@ -59,7 +56,7 @@ class Receipt:
         return cls(
             result=data["result"],
             target=data["target"],
-            changes=[Change(c["action"], c["content"], c.get("previous")) for c in data["changes"]],
+            changes=[Change.from_dict(change) for change in data["changes"]],
         )
 
 

@@ -1,5 +1,7 @@
 """Workers as real OS processes (``memsvc worker``) on the machine's Redis, and a real
-hindsight-api (started offline by ``scripts/hindsight_server.py``, once per test session)."""
+hindsight-api (started offline by ``scripts/hindsight_server.py``, once per test session);
+``pool`` is the workers configured with that Hindsight, ``hindsight`` a client of it whose
+banks of the test are deleted afterwards."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from memsvc.hindsight.client import HindsightClient, HindsightUnavailable
 from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
 
@@ -297,3 +300,51 @@ def hindsight_server() -> Iterator[HindsightServer]:
         capture_output=True,
         timeout=120,
     )
+
+
+@pytest.fixture
+def env(test_prefix: str) -> str:
+    """``{env}`` of this test's bank names: runs and tests never share a bank."""
+    return "t" + test_prefix.rsplit("-", 1)[-1]
+
+
+@pytest.fixture
+async def hindsight(hindsight_server: HindsightServer, env: str) -> AsyncIterator[HindsightClient]:
+    client = HindsightClient(hindsight_server.base_url)
+    yield client
+    listing = await client._http.get("/v1/default/banks")
+    for bank in listing.json().get("banks", []):
+        if bank["bank_id"].startswith(env):
+            for _ in range(5):  # a bank still consolidating can deadlock a delete: try again
+                try:
+                    await client.delete_bank(bank["bank_id"])
+                    break
+                except HindsightUnavailable:
+                    await asyncio.sleep(1)
+    await client.aclose()
+
+
+@pytest.fixture
+def pool(
+    workers: WorkerPool, hindsight_server: HindsightServer, env: str, tmp_path: Path
+) -> WorkerPool:
+    """Worker processes configured with the real Hindsight and quick retries."""
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  hindsight:\n"
+        "    bank_id_template: '{env}-user-{user_id}'\n"
+        "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
+    )
+    workers.env.update(
+        MEMSVC_CONFIG=str(config),
+        MEMSVC_HINDSIGHT_URL=hindsight_server.base_url,
+        MEMSVC_ENV=env,
+        MEMSVC_PREFETCH_TIMEOUT_SECONDS="2.5",
+        MEMSVC_PREFETCH_DEADLINE_SECONDS="3",  # what the tests' clients wait
+        MEMSVC_HINDSIGHT_RECALL_TIMEOUT_SECONDS="2",
+        MEMSVC_JOB_BACKOFF_BASE_SECONDS="0.2",
+        MEMSVC_JOB_BACKOFF_CAP_SECONDS="2",
+    )
+    return workers

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,7 +16,6 @@ from memsvc.hindsight.banks import MIRROR_TAG
 from memsvc.hindsight.client import (
     HindsightClient,
     HindsightRejected,
-    HindsightUnavailable,
     RetainItem,
 )
 from memsvc.jobs.queue import DeadLetters
@@ -27,54 +24,6 @@ from tests.conftest import turns, until
 from tests.integration.conftest import HindsightServer, WorkerPool
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def env(test_prefix: str) -> str:
-    """``{env}`` of this test's bank names: runs and tests never share a bank."""
-    return "t" + test_prefix.rsplit("-", 1)[-1]
-
-
-@pytest.fixture
-async def hindsight(hindsight_server: HindsightServer, env: str) -> AsyncIterator[HindsightClient]:
-    client = HindsightClient(hindsight_server.base_url)
-    yield client
-    listing = await client._http.get("/v1/default/banks")
-    for bank in listing.json().get("banks", []):
-        if bank["bank_id"].startswith(env):
-            for _ in range(5):  # a bank still consolidating can deadlock a delete: try again
-                try:
-                    await client.delete_bank(bank["bank_id"])
-                    break
-                except HindsightUnavailable:
-                    await asyncio.sleep(1)
-    await client.aclose()
-
-
-@pytest.fixture
-def pool(
-    workers: WorkerPool, hindsight_server: HindsightServer, env: str, tmp_path: Path
-) -> WorkerPool:
-    """Worker processes configured with the real Hindsight and quick retries."""
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "memory:\n"
-        "  provider: hindsight\n"
-        "  hindsight:\n"
-        "    bank_id_template: '{env}-user-{user_id}'\n"
-        "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
-    )
-    workers.env.update(
-        MEMSVC_CONFIG=str(config),
-        MEMSVC_HINDSIGHT_URL=hindsight_server.base_url,
-        MEMSVC_ENV=env,
-        MEMSVC_PREFETCH_TIMEOUT_SECONDS="2.5",
-        MEMSVC_PREFETCH_DEADLINE_SECONDS="3",  # what the tests' clients wait
-        MEMSVC_HINDSIGHT_RECALL_TIMEOUT_SECONDS="2",
-        MEMSVC_JOB_BACKOFF_BASE_SECONDS="0.2",
-        MEMSVC_JOB_BACKOFF_CAP_SECONDS="2",
-    )
-    return workers
 
 
 async def units(hindsight: HindsightClient, bank: str, document_id: str | None = None) -> int:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +18,7 @@ import pytest
 import structlog
 
 from memsvc.cli import main
+from tests.deerflow_homes import every_layout, write
 
 
 @pytest.fixture(autouse=True)
@@ -191,3 +198,78 @@ def test_the_demo_runs_end_to_end_as_a_console_command(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "USER PROFILE (who the user is)" in proc.stdout
     assert "injection was refused" in proc.stdout
+
+
+def test_migrate_prints_the_report_and_exits_1_when_a_user_failed(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path
+) -> None:
+    home = every_layout(tmp_path / "deer-flow")
+    write(home / "users/bo/memory.json", "{broken")
+    code, out, err = run(capsys, "migrate", "--from", str(home), "--all", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["failed_users"] == ["bo"]
+    assert report["totals"]["added"] == 21 and "%|" not in err  # piped: no progress bar
+    assert (data_dir / "users/zhang/USER.md").exists()
+    code, out, _ = run(capsys, "migrate", "--from", str(home), "--user-id", "zhang")
+    assert code == 0 and "already migrated: only its .bak is left" in out
+
+
+def test_migrate_dry_run_names_each_user_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path
+) -> None:
+    home = every_layout(tmp_path / "deer-flow")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    code, out, _ = run(capsys, "migrate", "--from", str(home), "--all", "--dry-run")
+    assert code == 0 and sorted(p for p in tmp_path.rglob("*")) == before
+    assert out.splitlines()[0].startswith("dry run: nothing is written")
+    assert {"ada", "default", "zhang"} <= set(out.splitlines())
+    assert out.splitlines()[-1] == "3 users, 0 failed; 21 added, 4 not retained"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["migrate", "--from", "HOME"],  # neither --user-id nor --all
+        ["migrate", "--from", "HOME", "--all", "--user-id", "u1"],
+        ["migrate", "--from", "HOME", "--user-id", "../x"],
+        ["migrate", "--from", "NOWHERE", "--all"],
+        ["migrate", "--from", "HOME/users", "--all"],  # a folder that holds no memory.json
+    ],
+)
+def test_migrate_refuses_bad_input_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    home = every_layout(tmp_path / "deer-flow")
+    argv = [
+        a.replace("HOME", str(home)).replace("NOWHERE", str(tmp_path / "nowhere")) for a in argv
+    ]
+    with contextlib.suppress(SystemExit):  # argparse's own refusals exit 2 themselves
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.startswith("memsvc: ")
+    assert (home / "users/zhang/memory.json").exists()
+
+
+def test_migrate_all_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    home = every_layout(tmp_path / "deer-flow")
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memsvc.cli", "migrate", "--from", str(home), "--all"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "MEMSVC_DATA_DIR": str(tmp_path / "d"),
+        },
+    )
+    os.close(follower)
+    out, _ = proc.communicate(timeout=120)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the writer side is gone
+        while chunk := os.read(leader, 4096):
+            shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"3/3" in shown and b"user" in shown  # the bar, on the terminal
+    assert b"3/3" not in out  # and not in the report

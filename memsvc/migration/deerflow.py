@@ -1,0 +1,185 @@
+"""DeerFlow's ``memory.json``: where each of its layouts kept it, and what a file holds.
+
+DeerFlow kept one file per scope, in the layouts it used over time (under its home,
+``.deer-flow`` by default):
+
+| file | user | agent |
+|---|---|---|
+| ``memory.json`` | ``default`` | ``default`` |
+| ``agents/{agent}/memory.json`` | ``default`` | the agent |
+| ``users/{user}/memory.json`` | the user | ``default`` |
+| ``users/{user}/agents/{agent}/memory.json`` | the user | the agent |
+
+A file is the seed's §13.1 schema: three ``user`` summaries, three ``history``
+summaries and a list of ``facts`` (``id``, ``content``, ``category``,
+``confidence``, ``createdAt``, ``source``). It is read whole, up to
+``MAX_SOURCE_BYTES``, and parsed leniently: a fact that does not fit is named
+(not fatal), fields the schema does not know are named, and only a file that is
+not a JSON object of that shape is refused (:class:`MigrationSourceError`).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memsvc.errors import MigrationSourceError
+from memsvc.validation import describe
+
+MEMORY_JSON = "memory.json"
+BACKUP = MEMORY_JSON + ".bak"
+DEFAULT = "default"  # the user and the agent of DeerFlow's earlier, single-user layouts
+MAX_SOURCE_BYTES = 4 * 1024 * 1024  # DeerFlow keeps at most ~100 facts: this is far beyond
+
+
+@dataclass(frozen=True)
+class Source:
+    """One ``memory.json`` and whose memory it was; ``done``: only its ``.bak`` is left."""
+
+    path: Path
+    relative: str  # inside the DeerFlow home, as the report names it
+    user_id: str
+    agent_id: str
+    done: bool = False
+
+    @property
+    def backup(self) -> Path:
+        return self.path.with_name(BACKUP)
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    def unknown(self, prefix: str) -> list[str]:
+        return [f"{prefix}{name}" for name in self.model_extra or {}]
+
+
+class Summary(_Lenient):
+    summary: str = ""
+    updatedAt: str = ""
+
+
+class UserContext(_Lenient):
+    workContext: Summary = Summary()
+    personalContext: Summary = Summary()
+    topOfMind: Summary = Summary()
+
+
+class History(_Lenient):
+    recentMonths: Summary = Summary()
+    earlierContext: Summary = Summary()
+    longTermBackground: Summary = Summary()
+
+
+class Fact(_Lenient):
+    id: str = ""
+    content: str
+    category: str = "context"  # DeerFlow's own default
+    confidence: float | None = None
+    createdAt: str = ""
+    source: str = ""  # the thread the fact was extracted from
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A parsed ``memory.json``: the facts that fit the schema, and what did not."""
+
+    user: UserContext
+    history: History
+    facts: list[tuple[int, Fact]]  # with their index in the file
+    bad_facts: list[tuple[int, str]] = field(default_factory=list)  # index, why
+    unknown_fields: list[str] = field(default_factory=list)
+
+
+class _File(_Lenient):
+    version: str = ""
+    lastUpdated: str = ""
+    user: UserContext = UserContext()
+    history: History = History()
+    facts: list[Any] = []
+
+
+def find_sources(home: Path, user_ids: Sequence[str] | None = None) -> dict[str, list[Source]]:
+    """The ``memory.json`` files under ``home`` by user (every user when ``user_ids`` is None).
+
+    A file already migrated (only its ``.bak`` is left) is listed as ``done``; a user
+    named in ``user_ids`` with no file at all maps to an empty list.
+    """
+    if not home.is_dir():
+        raise MigrationSourceError(f"{home} is not a folder (expected a DeerFlow home)")
+    found: dict[str, list[Source]] = {user_id: [] for user_id in user_ids or ()}
+
+    def consider(folder: Path, user_id: str, agent_id: str) -> None:
+        if user_ids is not None and user_id not in user_ids:
+            return
+        path = folder / MEMORY_JSON
+        if path.exists() or path.with_name(BACKUP).exists():
+            source = Source(
+                path=path,
+                relative=str(path.relative_to(home)),
+                user_id=user_id,
+                agent_id=agent_id,
+                done=not path.exists(),
+            )
+            found.setdefault(user_id, []).append(source)
+
+    consider(home, DEFAULT, DEFAULT)
+    for agent in _folders(home / "agents"):
+        consider(agent, DEFAULT, agent.name)
+    for user in _folders(home / "users"):
+        consider(user, user.name, DEFAULT)
+        for agent in _folders(user / "agents"):
+            consider(agent, user.name, agent.name)
+    return dict(sorted(found.items()))
+
+
+def _folders(parent: Path) -> list[Path]:
+    if not parent.is_dir():
+        return []
+    return sorted(child for child in parent.iterdir() if child.is_dir())
+
+
+def read_source(source: Source) -> MemoryFile:
+    """Parse ``source``; :class:`MigrationSourceError` when it is no §13.1 ``memory.json``."""
+    try:
+        info = source.path.lstat()
+        if not stat.S_ISREG(info.st_mode):
+            raise MigrationSourceError(f"{source.relative} is not a regular file")
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise MigrationSourceError(
+                f"{source.relative} is {info.st_size:,} bytes, over the {MAX_SOURCE_BYTES:,}-byte "
+                "limit of a memory.json"
+            )
+        raw = source.path.read_bytes()
+    except OSError as exc:
+        raise MigrationSourceError(f"cannot read {source.relative}: {exc.strerror}") from exc
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MigrationSourceError(f"{source.relative} is not UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise MigrationSourceError(f"{source.relative} is nested too deeply") from None
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        raise MigrationSourceError(
+            f"{source.relative} is not a DeerFlow memory.json: {describe(exc)}"
+        ) from None
+    facts, bad = [], []
+    for index, raw_fact in enumerate(parsed.facts):
+        try:
+            facts.append((index, Fact.model_validate(raw_fact)))
+        except ValidationError as exc:
+            bad.append((index, describe(exc)))
+    unknown = [
+        *parsed.unknown(""),
+        *parsed.user.unknown("user."),
+        *parsed.history.unknown("history."),
+    ]
+    return MemoryFile(parsed.user, parsed.history, facts, bad, unknown)

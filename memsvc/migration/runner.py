@@ -1,0 +1,372 @@
+"""A migration run: each user's DeerFlow files written into memsvc, with a report of every item.
+
+- **File entries** go one ``add`` at a time through the same path as the model's
+  ``memory`` tool: an event per write, run by a worker through the store, the
+  file's lock and the scanner, on thread ``migration``. So a migration beside
+  live agents loses neither side's writes, an entry already there is a no-op,
+  each item gets its own verdict (added, already there, over the limit,
+  blocked), and the event log explains every migrated entry later.
+- **Bank documents** (the ``history`` summaries, and entries their file has no
+  room for) are scanned and retained by the user's Hindsight provider, after
+  the bank said which of them it holds: ids follow the text, so a re-run sends
+  nothing. The run waits for each retain, so the report says what Hindsight has.
+- **A dry run** writes the same entries into a scratch copy of each user's files
+  with a runtime of its own: its verdicts are the real ones, and nothing is
+  written to the data dir, the DeerFlow home or Hindsight.
+- A file whose items were all handled is renamed ``memory.json.bak``; a file that
+  failed is left for the next run, and one user's failure never stops the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import fakeredis
+import structlog
+
+from memsvc.builtin import replies
+from memsvc.client import MemoryClient
+from memsvc.errors import MemoryUnavailableError, MemsvcError
+from memsvc.events import MEMORY_TOOL
+from memsvc.hindsight.banks import MIGRATION_TAG
+from memsvc.hindsight.provider import HindsightProvider
+from memsvc.ids import validate_id
+from memsvc.migration.deerflow import MEMORY_JSON, Source, read_source
+from memsvc.migration.mapping import Item, plan
+from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, DataLayout, Target
+from memsvc.redisconn import connect
+from memsvc.service.runtime import Runtime
+from memsvc.settings import ServiceSettings
+
+log = structlog.get_logger(__name__)
+
+MIGRATION_THREAD = "migration"  # the thread a migration's writes are logged under
+ADDED, PRESENT, OVER, BLOCKED, REFUSED = (
+    "added",
+    "already there",
+    "over the limit",
+    "blocked",
+    "refused",
+)
+RETAINED, HELD, TO_RETAIN, NOT_RETAINED, SKIPPED = (
+    "retained",
+    "already retained",
+    "to retain",
+    "not retained",
+    "skipped",
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one item: where it went (a file, a bank) and the verdict."""
+
+    origin: str
+    text: str
+    destination: str
+    verdict: str
+    detail: str = ""
+
+
+@dataclass
+class FileReport:
+    file: str
+    user_id: str
+    agent_id: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    backup: str | None = None
+    already_migrated: bool = False
+    error: str | None = None
+
+
+@dataclass
+class UserReport:
+    user_id: str
+    files: list[FileReport] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or any(f.error is not None for f in self.files)
+
+
+@dataclass
+class MigrationReport:
+    """Every item of every file, by user; ``failed`` when any user did."""
+
+    dry_run: bool
+    users: list[UserReport] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(user.failed for user in self.users)
+
+    def totals(self) -> dict[str, int]:
+        counted = Counter(
+            outcome.verdict
+            for user in self.users
+            for report in user.files
+            for outcome in report.outcomes
+        )
+        return dict(sorted(counted.items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "failed_users": [user.user_id for user in self.users if user.failed],
+            "totals": self.totals(),
+            "users": [{**asdict(user), "failed": user.failed} for user in self.users],
+        }
+
+    def lines(self) -> list[str]:
+        """For people: per user and file, one line per item, then the totals."""
+        out = ["dry run: nothing is written; the verdicts are those of a real run"] * self.dry_run
+        for user in self.users:
+            out.append(f"{user.user_id}{'  FAILED' if user.failed else ''}")
+            if user.error:
+                out.append(f"  error: {user.error}")
+            for report in user.files:
+                out.append(f"  {report.file}  (agent {report.agent_id})")
+                if report.already_migrated:
+                    out.append("    already migrated: only its .bak is left")
+                for o in report.outcomes:
+                    detail = f"  ({o.detail})" if o.detail else ""
+                    out.append(f"    {o.verdict:<16} {o.destination:<28} {_short(o.text)}{detail}")
+                if report.error:
+                    out.append(f"    error: {report.error}")
+                if report.backup:
+                    out.append(f"    kept as {report.backup}")
+        failed = sum(user.failed for user in self.users)
+        totals = ", ".join(f"{count} {verdict}" for verdict, count in self.totals().items())
+        out.append(f"{len(self.users)} users, {failed} failed" + (f"; {totals}" if totals else ""))
+        return out
+
+
+def _short(text: str, width: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class EntryWriter(Protocol):
+    """Where a migration's file entries are written: the service, or a dry run's scratch copy."""
+
+    async def add(
+        self, user_id: str, agent_id: str, target: Target, content: str
+    ) -> dict[str, Any]:
+        """One ``memory`` tool add; returns the tool's result."""
+
+
+class ToolWriter:
+    """Through the service, as the model's own ``memory`` calls are."""
+
+    def __init__(self, client: MemoryClient) -> None:
+        self._client = client
+
+    async def add(
+        self, user_id: str, agent_id: str, target: Target, content: str
+    ) -> dict[str, Any]:
+        args = {"action": "add", "target": target, "content": content}
+        return await self._client.call_tool(user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args)
+
+
+class ScratchWriter:
+    """A dry run's writes: the same tool, on a copy of the user's files taken at first use."""
+
+    def __init__(self, runtime: Runtime, live: DataLayout) -> None:
+        self._runtime = runtime
+        self._live = live
+        self._copied: set[str] = set()
+        overrides = live.global_overrides()
+        if overrides.is_file():
+            shutil.copy2(overrides, runtime.layout.global_overrides())
+
+    async def add(
+        self, user_id: str, agent_id: str, target: Target, content: str
+    ) -> dict[str, Any]:
+        if user_id not in self._copied:
+            self._copied.add(user_id)
+            live = self._live.user_dir(user_id)
+            if live.is_dir():
+                shutil.copytree(live, self._runtime.layout.user_dir(user_id), symlinks=True)
+        memory = await self._runtime.memory(user_id, agent_id)
+        args = {"action": "add", "target": target, "content": content}
+        return (await memory.manager.memory_write(args, thread_id=MIGRATION_THREAD)).result
+
+
+def _verdict(result: dict[str, Any]) -> tuple[str, str]:
+    """The tool's result as a verdict; a write that was not confirmed fails the file."""
+    if result.get("success"):
+        return (PRESENT if result.get("message") == replies.DUPLICATE else ADDED), ""
+    error = str(result.get("error") or "refused")
+    if result.get("pending") or result.get("retryable"):
+        raise MemoryUnavailableError(f"a write was not confirmed: {error.splitlines()[0]}")
+    if error.startswith("Blocked"):
+        return BLOCKED, error
+    if "usage" in result and "current_entries" in result:
+        return OVER, f"the file holds {result['usage']} chars"
+    if result.get("done"):  # the turn's cap on failed consolidations replaced the usage
+        return OVER, "the file is full"
+    return REFUSED, error
+
+
+def _file_name(target: Target, agent_id: str) -> str:
+    return USER_FILE if target == "user" else f"agents/{agent_id}/{MEMORY_FILE}"
+
+
+class Migration:
+    """Runs the files of each user in turn; see the module docstring."""
+
+    def __init__(
+        self,
+        writer: EntryWriter,
+        runtime: Runtime,
+        *,
+        dry_run: bool = False,
+        skip_hindsight: bool = False,
+    ) -> None:
+        """``runtime`` names the banks and holds the Hindsight providers (never its writes)."""
+        self._writer = writer
+        self._runtime = runtime
+        self._dry_run = dry_run
+        self._skip_hindsight = skip_hindsight
+
+    async def run(
+        self,
+        sources: dict[str, list[Source]],
+        *,
+        progress: Callable[[UserReport], object] | None = None,
+    ) -> MigrationReport:
+        report = MigrationReport(dry_run=self._dry_run)
+        for user_id, files in sources.items():
+            user = await self.user(user_id, files)
+            report.users.append(user)
+            if progress is not None:
+                progress(user)
+        return report
+
+    async def user(self, user_id: str, sources: list[Source]) -> UserReport:
+        """One user's files; what fails is recorded in the report, never raised."""
+        report = UserReport(user_id)
+        if not sources:
+            report.error = "no memory.json of this user in the DeerFlow home"
+        for source in sources:
+            try:
+                report.files.append(await self._file(source))
+            except (MemsvcError, OSError) as exc:
+                log.warning("migration_file_failed", file=source.relative, error=str(exc))
+                report.files.append(
+                    FileReport(source.relative, source.user_id, source.agent_id, error=str(exc))
+                )
+        return report
+
+    async def _file(self, source: Source) -> FileReport:
+        report = FileReport(source.relative, source.user_id, source.agent_id)
+        if source.done:
+            report.already_migrated = True
+            return report
+        validate_id("user_id", source.user_id)
+        validate_id("agent_id", source.agent_id)
+        planned = plan(source, read_source(source))
+        report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
+        to_banks: list[Item] = []
+        for item in planned.items:
+            if not item.in_file:
+                to_banks.append(item)
+                continue
+            result = await self._writer.add(source.user_id, source.agent_id, item.target, item.text)
+            verdict, detail = _verdict(result)
+            detail = "; ".join(part for part in (item.note, detail) if part)
+            destination = _file_name(item.target, source.agent_id)
+            report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
+            if verdict == OVER:  # no room in the file: the bank still gets it
+                to_banks.append(item)
+        await self._banks(source, to_banks, report)
+        if not self._dry_run:
+            report.backup = _back_up(source)
+        log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
+        return report
+
+    async def _banks(self, source: Source, items: list[Item], report: FileReport) -> None:
+        if not items:
+            return
+        memory = await self._runtime.memory(source.user_id, source.agent_id)
+        provider = memory.manager.external
+        if self._skip_hindsight or not isinstance(provider, HindsightProvider):
+            why = "--skip-hindsight" if self._skip_hindsight else "Hindsight is off for this user"
+            report.outcomes += [
+                Outcome(item.origin, item.text, "Hindsight", NOT_RETAINED, why) for item in items
+            ]
+            return
+        for target in TARGETS:
+            bank = provider.bank_for(target)
+            clean = []
+            for item in (item for item in items if item.target == target):
+                if problem := provider.refusal(item.text):
+                    report.outcomes.append(Outcome(item.origin, item.text, bank, BLOCKED, problem))
+                else:
+                    clean.append(item)
+            if not clean:
+                continue
+            sent: set[str] = set()
+            if not self._dry_run:
+                sent = await provider.retain_once(
+                    target, [item.document for item in clean], tag=MIGRATION_TAG
+                )
+            for item in clean:
+                verdict = TO_RETAIN if self._dry_run else RETAINED
+                if not self._dry_run and item.document.document_id not in sent:
+                    verdict = HELD
+                report.outcomes.append(Outcome(item.origin, item.text, bank, verdict, item.note))
+
+
+def _back_up(source: Source) -> str:
+    """``memory.json`` -> ``memory.json.bak``, never over an older backup that differs."""
+    backup = source.backup
+    if backup.exists() and backup.read_bytes() != source.path.read_bytes():
+        backup = source.path.with_name(f"{MEMORY_JSON}.{time.time_ns()}.bak")
+    os.replace(source.path, backup)
+    return str(Path(source.relative).with_name(backup.name))
+
+
+@contextlib.asynccontextmanager
+async def open_migration(
+    settings: ServiceSettings, *, dry_run: bool = False, skip_hindsight: bool = False
+) -> AsyncIterator[Migration]:
+    """A migration against the service ``settings`` name: its Redis and workers, or an
+    embedded worker; for a dry run, a scratch data dir that is removed afterwards."""
+    if dry_run:
+        with tempfile.TemporaryDirectory(prefix="memsvc-dry-run-") as scratch:
+            redis = fakeredis.aioredis.FakeRedis()
+            runtime = Runtime(
+                settings.model_copy(update={"data_dir": Path(scratch)}), redis, shared_redis=False
+            )
+            try:
+                writer = ScratchWriter(runtime, DataLayout.at(settings.data_dir))
+                yield Migration(writer, runtime, dry_run=True, skip_hindsight=skip_hindsight)
+            finally:
+                await runtime.aclose()
+                await redis.aclose()
+        return
+    async with MemoryClient(settings=settings) as client:
+        if client.embedded is not None:
+            yield Migration(
+                ToolWriter(client), client.embedded.runtime, skip_hindsight=skip_hindsight
+            )
+            return
+        assert settings.redis_url is not None
+        shared = connect(settings.redis_url, settings)
+        runtime = Runtime(settings, shared)
+        try:
+            yield Migration(ToolWriter(client), runtime, skip_hindsight=skip_hindsight)
+        finally:
+            await runtime.aclose()
+            await shared.aclose()
