@@ -10,6 +10,7 @@ checks live in :mod:`memsvc.builtin.schema`, the answers in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -22,7 +23,7 @@ from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.security.scanner import Scanner
 from memsvc.security.screening import new_findings_beside
 from memsvc.store.edits import Applied, Change, EditRejected, Op, apply
-from memsvc.store.filestore import AlreadyApplied, BuiltinStore
+from memsvc.store.filestore import AlreadyApplied, BuiltinStore, FilePosition, Written
 from memsvc.store.memfile import char_count, entry_problem
 from memsvc.store.receipts import EventReceipt, Receipt, ReceiptGuard
 
@@ -36,6 +37,7 @@ class ToolOutcome:
     result: dict[str, Any]
     target: Target = "memory"
     changes: list[Change] = field(default_factory=list)
+    position: FilePosition | None = None  # where it was applied among its file's writes
 
     @property
     def text(self) -> str:
@@ -170,15 +172,19 @@ class MemoryTool:
             assert guard is not None and guard.prior is not None
             return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
         except EditRejected as rejected:
-            entries = await self._store.read(target)
-            return await self._refused(rejected, target, entries, ops, batch, thread_id)
+            entries = rejected.against
+            if entries is None:
+                entries = await self._store.read(target)
+            refused = await self._refused(rejected, target, entries, ops, batch, thread_id)
+            return dataclasses.replace(refused, position=rejected.position)
         except (LockTimeoutError, LockLostError):
             return ToolOutcome(replies.busy(self._view(target)), target)
         except LockUnavailableError:
             return ToolOutcome(replies.unavailable(), target)
         if guard is None or not applied.changes:  # else its commit cleared the count
             await self._failures.reset(thread_id)
-        return ToolOutcome(result_of(applied), target, applied.changes)
+        position = applied.position if isinstance(applied, Written) else None
+        return ToolOutcome(result_of(applied), target, applied.changes, position)
 
     async def _refused(
         self,

@@ -211,6 +211,7 @@ class EventHandlers:
                 "result": outcome.result,
                 "changes": [change.as_dict() for change in outcome.changes],  # for explain
                 "target": outcome.target,
+                **({"position": list(outcome.position)} if outcome.position else {}),  # replay
             },
             after_reply=[mirror] if outcome.changes and manager.external is not None else [],
         )

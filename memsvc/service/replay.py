@@ -78,10 +78,13 @@ async def replay(
     runtime = Runtime(settings.model_copy(update={"data_dir": into}), redis, shared_redis=False)
     report = ReplayReport()
     touched: set[tuple[Target, str, str]] = set()
+    wanted = [
+        entry
+        async for entry in log.entries(start=selection.start, end=selection.end)
+        if selection.wants(entry)
+    ]
     try:
-        async for entry in log.entries(start=selection.start, end=selection.end):
-            if not selection.wants(entry):
-                continue
+        for entry in in_applied_order(wanted):
             assert entry.event is not None
             event = entry.event
             if event["payload"].get("truncated"):
@@ -106,6 +109,36 @@ async def replay(
     if compare_with is not None:
         report.files = _compare(DataLayout.at(into), DataLayout.at(compare_with), touched)
     return report
+
+
+def in_applied_order(entries: list[LogEntry]) -> list[LogEntry]:
+    """``entries`` (in log order) with each file's writes in the order they were applied.
+
+    The log has a write when its event finished, and writes to one file that ran
+    together (batched, or on two workers) can finish in another order than they
+    were applied. The writes that reached a file's store are put back in the order
+    of the position it recorded, in the places the log gave them, so writes to
+    different files stay interleaved as they were. Calls refused before the store
+    (bad arguments, a blocked entry, adds that fit no file) have no position and
+    keep their places; without a journal nothing has one, and the log order stays.
+    """
+    slots: dict[tuple[str, ...], list[int]] = {}
+    for index, entry in enumerate(entries):
+        if "position" in entry.detail:
+            slots.setdefault(_file_of(entry), []).append(index)
+    ordered = list(entries)
+    for indexes in slots.values():
+        writes = sorted((entries[i] for i in indexes), key=lambda w: tuple(w.detail["position"]))
+        for index, write in zip(indexes, writes, strict=True):
+            ordered[index] = write
+    return ordered
+
+
+def _file_of(entry: LogEntry) -> tuple[str, ...]:
+    target = str(entry.detail.get("target", "memory"))
+    if target == "user":
+        return (target, entry.user_id)
+    return (target, entry.user_id, entry.agent_id)
 
 
 def _compare(

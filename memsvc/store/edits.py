@@ -74,6 +74,10 @@ class EditRejected(Exception):
         self.op = op
         self.matches = matches or []  # the entries (ambiguous) or the findings (blocked)
         self.total = total  # chars after the operations, for over_limit
+        # set by the store: the entries the edit was refused against, and where it stood
+        # among its file's writes (see ``filestore.Written``)
+        self.against: list[str] | None = None
+        self.position: tuple[int, int, int] | None = None
 
 
 def _find(entries: list[str], index: int, op: Op) -> int:

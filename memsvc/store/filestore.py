@@ -93,6 +93,22 @@ class Limits:
         return self.user if target == "user" else self.memory
 
 
+FilePosition = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Written(Applied):
+    """A write as it was applied: ``position`` orders it among the writes of its file.
+
+    (journal version it was applied on, 1 if its batch committed else 0, its place in
+    the batch): writes sorted by it are in the order they were applied, whatever order
+    their events finished in. A batch that committed nothing changed no state, so its
+    writes come first among those on the same version. ``None`` without a journal.
+    """
+
+    position: FilePosition | None = None
+
+
 @dataclass(frozen=True)
 class _Write:
     ops: list[Op]
@@ -132,6 +148,14 @@ class CurrentFile:
         if self.head is not None and self.lagging:
             return self.head.data
         return self.state.data or b""
+
+
+def _placed(outcome: Applied | Exception, position: FilePosition) -> Applied | Exception:
+    if isinstance(outcome, EditRejected):
+        outcome.position = position
+    if not isinstance(outcome, Applied):
+        return outcome
+    return Written(outcome.entries, outcome.changes, position=position)
 
 
 def new_batches() -> WriteBatches[_Write, Applied]:
@@ -308,6 +332,7 @@ class BuiltinStore:
                 if write.vet is not None and applied.changes:
                     write.vet(entries, applied)
             except EditRejected as rejected:
+                rejected.against = list(entries)
                 outcomes.append((queued, rejected))
                 continue
             entries = applied.entries
@@ -317,6 +342,12 @@ class BuiltinStore:
             for queued, outcome in outcomes
             if isinstance(outcome, Applied) and outcome.changes
         ]
+        if self._journal is not None:  # where each write stands among its file's writes
+            version = head.version if head is not None else 0
+            outcomes = [
+                (queued, _placed(outcome, (version, int(bool(changed)), index)))
+                for index, (queued, outcome) in enumerate(outcomes)
+            ]
         if not changed and not current.lagging:  # a no-op leaves even a non-canonical file
             return _Plan(outcomes, current, None, [])
         raw = current.state.data
