@@ -1,7 +1,8 @@
 """Replay: re-apply a slice of the event log to a data dir, and compare the result.
 
-The log holds every ``memory_write`` exactly as it arrived; applying the same
-events, in log order, to the same starting files gives the same bytes. That
+The log holds every ``memory_write`` exactly as it arrived, with where the store
+applied it among its file's writes; applying the same events in that order to the
+same starting files gives the same bytes. That
 is how a write path bug is reproduced ("what did these events do?"), and how
 files are rebuilt from a backup plus the log. Writes run through the same
 manager, store and scanner as in a worker, on an in-memory Redis, so nothing
