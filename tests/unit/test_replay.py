@@ -101,3 +101,24 @@ async def test_replay_can_start_from_a_backup(service: Service, tmp_path: Path) 
     into = tmp_path / "r"
     await replay(service.runtime.log, Slice(), into, service.settings, base=backup)
     assert (into / "users/u2/USER.md").read_bytes() == "from the backup\n§\nnew fact".encode()
+
+
+async def test_a_persons_edits_by_index_replay_like_the_models_writes(
+    service: Service, tmp_path: Path
+) -> None:
+    client = service.client
+    await write_some(service)
+    shown = await client.get_memory("u1", "a1")
+    ada, tea = shown["user_md"]
+    await client.replace_memory_entry("u1", "a1", "user", 1, "Likes oolong", expect=tea["hash"])
+    await client.remove_memory_entry("u1", "a1", "user", 0, expect=ada["hash"])
+    await client.add_memory_entry("u1", "a1", "memory", "from the UI")
+    report = await replay(
+        service.runtime.log,
+        Slice(user_id="u1"),
+        tmp_path / "replayed",
+        service.settings,
+        compare_with=service.settings.data_dir,
+    )
+    assert report.events == 7 and report.same_result == 7
+    assert set(report.files.values()) == {"same"}
