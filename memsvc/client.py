@@ -98,6 +98,7 @@ __all__ = [
     "ClientStateError",
     "ConflictError",
     "MemoryClient",
+    "MemoryHTTPClient",
     "MemoryServiceError",
     "MemoryUnavailableError",
     "PrefetchContext",
@@ -106,6 +107,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from memsvc.gateway.http_client import MemoryHTTPClient
     from memsvc.service.embedded import EmbeddedService
 
 log = structlog.get_logger(__name__)
@@ -771,3 +773,13 @@ def _logged(entry: LogEntry) -> dict[str, Any]:
         "payload": (entry.event or {}).get("payload"),
         "detail": entry.detail,
     }
+
+
+def __getattr__(name: str) -> Any:
+    """``MemoryHTTPClient`` (:mod:`memsvc.gateway.http_client`), loaded with httpx only when it
+    is asked for: an agent process that talks to Redis never pays for an HTTP client."""
+    if name == "MemoryHTTPClient":
+        from memsvc.gateway import http_client
+
+        return http_client.MemoryHTTPClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
