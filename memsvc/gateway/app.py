@@ -485,9 +485,10 @@ def create_app(
         version="2",
         description="Long-term memory for LLM agents: the DeerFlow Memory V2 API.",
         lifespan=lifespan,
+        # the routes themselves, not the routers (each an extra level to match every request
+        # through); matched in order, the agents' calls first
+        routes=[*router.routes, *ops.routes],
     )
-    app.include_router(router)
-    app.include_router(ops)
     app.add_exception_handler(MemsvcError, _refused)
     app.add_middleware(metrics.RequestTimer)
     return app
