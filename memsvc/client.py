@@ -116,6 +116,13 @@ log = structlog.get_logger(__name__)
 # frozen snapshot when no reply came, so that even the fallback ends within the deadline.
 FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
+# What a tool call answers when the service did not take it: the model reads it and goes on.
+TOOL_UNAVAILABLE: dict[str, Any] = {
+    "success": False,
+    "retryable": True,
+    "error": "Memory is unavailable right now. Nothing was saved. Continue with your reply; "
+    "the fact can be saved in a later turn.",
+}
 LOG_SCAN = 5000  # log records one page of a user's log looks through at most
 MAX_LOG_PAGE = 200
 LOG_CURSOR = re.compile(r"\+|[0-9]{1,19}-[0-9]{1,19}")  # a stream id's parts are below 2**64
@@ -309,20 +316,11 @@ class MemoryClient:
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
-            return {
-                "success": False,
-                "error": f"Invalid {name} arguments: {describe(exc, root='args')}. "
-                "Nothing was written.",
-            }
+            return invalid_tool_args(name, describe(exc, root="args"))
         try:
             reply = await self._request(event, seconds)
         except MemoryUnavailableError:
-            return {
-                "success": False,
-                "retryable": True,
-                "error": "Memory is unavailable right now. Nothing was saved. Continue with "
-                "your reply; the fact can be saved in a later turn.",
-            }
+            return dict(TOOL_UNAVAILABLE)
         if reply is None:
             return {
                 "success": False,
@@ -751,6 +749,11 @@ class MemoryClient:
             skipped={"service": reason},
             degraded=True,
         )
+
+
+def invalid_tool_args(name: str, problem: str) -> dict[str, Any]:
+    """The result of a tool call whose arguments the model got wrong."""
+    return {"success": False, "error": f"Invalid {name} arguments: {problem}. Nothing was written."}
 
 
 def _valid(model: Any, **fields: Any) -> Any:

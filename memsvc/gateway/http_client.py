@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from memsvc.client import PrefetchContext
+from memsvc.client import TOOL_UNAVAILABLE, PrefetchContext, invalid_tool_args
 from memsvc.errors import InvalidInputError, MemoryUnavailableError, MemsvcError
 from memsvc.gateway.statuses import error_of
 from memsvc.ids import DEFAULT_AGENT
@@ -165,10 +165,7 @@ class MemoryHTTPClient:
                 "POST", "/agent/tool", user_id, body=body, within=seconds, pass_on=True
             )
         except InvalidInputError as exc:  # the model's arguments: it gets a result to act on
-            return {
-                "success": False,
-                "error": f"Invalid {name} arguments: {exc}. Nothing was written.",
-            }
+            return invalid_tool_args(name, str(exc))
         except _Unanswered as exc:
             return {
                 "success": False,
@@ -177,12 +174,7 @@ class MemoryHTTPClient:
                 "still be applied: do not repeat it in this turn.",
             }
         except MemsvcError:
-            return {
-                "success": False,
-                "retryable": True,
-                "error": "Memory is unavailable right now. Nothing was saved. Continue with "
-                "your reply; the fact can be saved in a later turn.",
-            }
+            return dict(TOOL_UNAVAILABLE)
 
     async def write_outcome(self, user_id: str, event_id: str) -> dict[str, Any] | None:
         """How a ``memory`` call answered as pending ended; ``None`` while it is queued."""
