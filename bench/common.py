@@ -69,10 +69,12 @@ async def bench_env(**overrides: str) -> AsyncIterator[Bench]:
 
 
 @contextlib.asynccontextmanager
-async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
-    """One ``memsvc worker`` process, ready when its consumer has joined."""
+async def memsvc_process(
+    bench: Bench, *args: str, ready: Callable[[], Awaitable[bool]]
+) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """``memsvc ARGS`` as a process of its own, once ``ready`` says so (within 30 s)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memsvc.cli", "worker"],
+        [sys.executable, "-m", "memsvc.cli", *args],
         env=bench.env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -80,10 +82,10 @@ async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
     try:
         for _ in range(300):
             with contextlib.suppress(Exception):
-                if await bench.redis.xinfo_consumers(bench.keys.events, bench.keys.workers_group):
+                if await ready():
                     break
             if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "worker died")
+                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "it died")
             await asyncio.sleep(0.1)
         yield proc
     finally:
@@ -92,6 +94,17 @@ async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@contextlib.asynccontextmanager
+async def worker(bench: Bench) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """One ``memsvc worker`` process, ready when its consumer has joined."""
+
+    async def joined() -> bool:
+        return bool(await bench.redis.xinfo_consumers(bench.keys.events, bench.keys.workers_group))
+
+    async with memsvc_process(bench, "worker", ready=joined) as proc:
+        yield proc
 
 
 async def latencies(

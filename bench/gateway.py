@@ -22,17 +22,14 @@ import contextlib
 import itertools
 import json
 import re
-import signal
 import socket
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from bench.common import Bench, bench_env, latencies, pct, report, worker
+from bench.common import Bench, bench_env, latencies, memsvc_process, pct, report, worker
 from memsvc.client import MemoryClient
 from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.gateway.http_client import MemoryHTTPClient
@@ -40,33 +37,18 @@ from memsvc.gateway.http_client import MemoryHTTPClient
 
 @contextlib.asynccontextmanager
 async def gateway(bench: Bench) -> AsyncIterator[str]:
-    """``memsvc serve`` on a free port; its base URL once it answers."""
+    """``memsvc serve`` on a free port; its base URL once it is ready."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memsvc.cli", "serve", "--port", str(port)],
-        env=bench.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     base_url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient() as http:
-            for _ in range(300):
-                if proc.poll() is not None:
-                    raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "died")
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await http.get(base_url + "/readyz")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-        yield base_url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    async with httpx.AsyncClient() as http:
+
+        async def ready() -> bool:
+            return (await http.get(base_url + "/readyz")).status_code == 200
+
+        async with memsvc_process(bench, "serve", "--port", str(port), ready=ready):
+            yield base_url
 
 
 class RawHTTP:
