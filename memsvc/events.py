@@ -43,6 +43,7 @@ MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
 MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
 MAX_ENTRY_CHARS = 64 * 1024  # far above any file's limit: the tool says why it does not fit
 ENTRY_HASH = r"^[0-9a-f]{12}$"  # memsvc.store.memfile.entry_hash
+MAX_ENTRY_INDEX = 100_000  # far past any file: a 1 MiB file holds fewer entries
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
 AgentId = Annotated[str, AfterValidator(lambda v: validate_id("agent_id", v))]
@@ -136,7 +137,7 @@ class EntryEditPayload(_Model):
     target: Target
     action: Literal["add", "replace", "remove"]
     content: Text = Field(default="", max_length=MAX_ENTRY_CHARS)
-    index: int | None = Field(default=None, ge=0, le=100_000)
+    index: int | None = Field(default=None, ge=0, le=MAX_ENTRY_INDEX)
     expect: str | None = Field(default=None, pattern=ENTRY_HASH)
 
     @model_validator(mode="after")

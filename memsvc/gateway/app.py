@@ -32,14 +32,9 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
 )
-from memsvc.gateway import metrics, models
-from memsvc.gateway.auth import (
-    FileTokenStore,
-    Principal,
-    RedisTokenStore,
-    Tokens,
-    token_id,
-)
+from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX
+from memsvc.gateway import auth, metrics, models
+from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.statuses import detail_of, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
@@ -97,7 +92,7 @@ async def caller(
         log.warning(
             "gateway_auth_failed",
             reason="unknown, revoked or malformed token",
-            token_id=token_id(credentials.credentials),
+            token_id=auth.token_id(credentials.credentials),
             path=request.url.path,
             client=client,
         )
@@ -202,7 +197,7 @@ async def add_entry(
     return await _mem(request).add_memory_entry(user, body.agent_id, body.target, body.content)
 
 
-Index = Annotated[int, Path(ge=0, le=100_000)]
+Index = Annotated[int, Path(ge=0, le=MAX_ENTRY_INDEX)]
 
 
 @router.put("/entries/{target}/{idx}", response_model=models.WriteResult, responses=_errors(409))
@@ -226,7 +221,7 @@ async def remove_entry(
     target: Target,
     idx: Index,
     who: Caller,
-    expect: Annotated[str, Query(pattern=r"^[0-9a-f]{12}$")],
+    expect: Annotated[str, Query(pattern=ENTRY_HASH)],
     agent_id: AgentQuery = DEFAULT_AGENT,
     user_id: UserQuery = None,
 ) -> dict[str, Any]:
@@ -389,12 +384,12 @@ async def add_token(request: Request, body: models.TokenAdd, _: Admin) -> dict[s
     return {**record.public(), "token": token}
 
 
-@router.delete("/admin/tokens/{token}", status_code=204, responses=_errors(404))
+@router.delete("/admin/tokens/{token_id}", status_code=204, responses=_errors(404))
 async def revoke_token(
-    request: Request, _: Admin, token: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")]
+    request: Request, _: Admin, token_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")]
 ) -> Response:
     """Revoke a token by its id: refused from the next request on."""
-    await _gateway(request).tokens.revoke(token)
+    await _gateway(request).tokens.revoke(token_id)
     return Response(status_code=204)
 
 

@@ -49,7 +49,7 @@ REQUESTS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/agent/session-switch"): {"json": IDS},
     ("GET", "/admin/tokens"): {},
     ("POST", "/admin/tokens"): {"json": {"user_id": "mallory", "admin": True}},
-    ("DELETE", "/admin/tokens/{token}"): {"path": "/admin/tokens/0123456789ab"},
+    ("DELETE", "/admin/tokens/{token_id}"): {"path": "/admin/tokens/0123456789ab"},
 }
 ADMIN_ONLY = {key for key in REQUESTS if key[1].startswith("/admin")}
 
