@@ -96,14 +96,18 @@ def source_tree(revision: str | None) -> Iterator[Path | None]:
 
 
 @contextlib.asynccontextmanager
-async def worker(
-    bench: Bench, *, tree: Path | None = None, count: int = 1
+async def memsvc_processes(
+    bench: Bench,
+    *args: str,
+    ready: Callable[[], Awaitable[bool]],
+    tree: Path | None = None,
+    count: int = 1,
 ) -> AsyncIterator[list[subprocess.Popen[bytes]]]:
-    """``count`` ``memsvc worker`` processes (from ``tree``, else this one), ready once each
-    consumer has joined."""
+    """``count`` processes of ``memsvc ARGS`` (from ``tree``, else this one), once ``ready``
+    says so (within 30 s)."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "memsvc.cli", "worker"],
+            [sys.executable, "-m", "memsvc.cli", *args],
             env=bench.env,
             cwd=tree,
             stdout=subprocess.DEVNULL,
@@ -114,16 +118,11 @@ async def worker(
     try:
         for _ in range(300):
             with contextlib.suppress(Exception):
-                joined = await bench.redis.xinfo_consumers(
-                    bench.keys.events, bench.keys.workers_group
-                )
-                if len(joined) >= count:
+                if await ready():
                     break
             for proc in procs:
                 if proc.poll() is not None:
-                    raise RuntimeError(
-                        proc.stderr.read().decode() if proc.stderr else "worker died"
-                    )
+                    raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "it died")
             await asyncio.sleep(0.1)
         yield procs
     finally:
@@ -134,6 +133,30 @@ async def worker(
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@contextlib.asynccontextmanager
+async def memsvc_process(
+    bench: Bench, *args: str, ready: Callable[[], Awaitable[bool]]
+) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """``memsvc ARGS`` as a process of its own, once ``ready`` says so."""
+    async with memsvc_processes(bench, *args, ready=ready) as procs:
+        yield procs[0]
+
+
+@contextlib.asynccontextmanager
+async def worker(
+    bench: Bench, *, tree: Path | None = None, count: int = 1
+) -> AsyncIterator[list[subprocess.Popen[bytes]]]:
+    """``count`` ``memsvc worker`` processes (from ``tree``, else this one), ready once each
+    consumer has joined."""
+
+    async def joined() -> bool:
+        consumers = await bench.redis.xinfo_consumers(bench.keys.events, bench.keys.workers_group)
+        return len(consumers) >= count
+
+    async with memsvc_processes(bench, "worker", ready=joined, tree=tree, count=count) as procs:
+        yield procs
 
 
 async def latencies(

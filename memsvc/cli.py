@@ -27,8 +27,8 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
-from memsvc.config import ConfigError, ConfigLoader, mask_url
-from memsvc.errors import MemoryServiceError, MigrationSourceError, PathEscapeError
+from memsvc.config import ConfigError, ConfigLoader, shown
+from memsvc.errors import MemoryServiceError, MigrationSourceError, NotFoundError, PathEscapeError
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
@@ -85,6 +85,30 @@ def _parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser("worker", help="run a worker (needs MEMSVC_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="exit when the job queue is empty")
+    worker.add_argument(
+        "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
+    )
+    worker.add_argument("--metrics-host", default="127.0.0.1", help="... on this address")
+
+    serve = commands.add_parser(
+        "serve", help="run the HTTP gateway (needs memsvc[gateway]; embedded without Redis)"
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8731)
+    serve.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no tokens: every request acts for user 'default' (for a trusted machine only)",
+    )
+
+    token = commands.add_parser("token", help="the gateway's bearer tokens (only hashes kept)")
+    token_sub = token.add_subparsers(dest="token_command", required=True)
+    token_add = token_sub.add_parser("add", help="print a new token once")
+    token_add.add_argument("--user", required=True, help="the user it acts for")
+    token_add.add_argument("--admin", action="store_true", help="may name any user")
+    token_sub.add_parser("list", help="the tokens' ids, users and roles (never the tokens)")
+    token_revoke = token_sub.add_parser("revoke", help="refuse a token from now on")
+    token_revoke.add_argument("id", help="the token's id (from 'token list')")
 
     log_cmd = commands.add_parser("log", help="read the event log (needs MEMSVC_REDIS_URL)")
     log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
@@ -231,15 +255,13 @@ async def _config(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         DataLayout.at(settings.data_dir), settings.config, hindsight_url=settings.hindsight_url
     )
     effective = await loader.effective(ns.user)
-    config = effective.config.model_dump(mode="json")  # a SecretStr dumps as "**********"
-    sources: dict[str, str] = dict(effective.sources)
-    hindsight = config["hindsight"]
-    if settings.hindsight_url is not None:  # what the workers use, as they use it
-        hindsight["api_url"], sources["hindsight.api_url"] = settings.hindsight_url, "env"
-    if settings.hindsight_api_key is not None:
-        hindsight["api_key"], sources["hindsight.api_key"] = "**********", "env"
-    hindsight["api_url"] = mask_url(hindsight["api_url"])
-    _emit({"config": config, "sources": sources})
+    _emit(
+        shown(
+            effective,
+            hindsight_url=settings.hindsight_url,
+            api_key_from_env=settings.hindsight_api_key is not None,
+        )
+    )
     return EXIT_OK
 
 
@@ -254,9 +276,69 @@ def _needs_redis(settings: ServiceSettings, command: str) -> str:
 
 def _worker(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _needs_redis(settings, "worker")
+    if ns.metrics_port is not None:
+        _gateway_extra("worker --metrics-port")
     from memsvc.service.worker import run
 
-    run(burst=ns.burst)
+    run(burst=ns.burst, metrics=(ns.metrics_host, ns.metrics_port) if ns.metrics_port else None)
+    return EXIT_OK
+
+
+def _gateway_extra(command: str) -> None:
+    try:
+        import fastapi  # noqa: F401
+        import prometheus_client  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            f"'{command}' needs the gateway extra: pip install 'memsvc[gateway]'"
+        ) from None
+
+
+def _serve(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    _gateway_extra("serve")
+    import uvicorn
+
+    from memsvc.gateway.app import create_app
+
+    if ns.no_auth:
+        sys.stderr.write(
+            "memsvc: WARNING: authentication is OFF (--no-auth): anyone who reaches "
+            f"{ns.host}:{ns.port} reads and edits the memory of user 'default'\n"
+        )
+    uvicorn.run(
+        create_app(settings, no_auth=ns.no_auth),
+        host=ns.host,
+        port=ns.port,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+    )
+    return EXIT_OK
+
+
+async def _token(settings: ServiceSettings, ns: argparse.Namespace) -> int:
+    from memsvc.gateway.auth import FileTokenStore, RedisTokenStore, Tokens
+
+    redis = connect(settings.redis_url, settings) if settings.redis_url else None
+    try:
+        store: FileTokenStore | RedisTokenStore = (
+            RedisTokenStore(redis, Keys(settings.key_prefix))
+            if redis is not None
+            else FileTokenStore(DataLayout.at(settings.data_dir))
+        )
+        tokens = Tokens(store)
+        if ns.token_command == "add":
+            record, token = await tokens.add(ns.user, admin=ns.admin)
+            _emit({**record.public(), "token": token})
+            sys.stderr.write("memsvc: the token is shown this once; only its hash is kept\n")
+        elif ns.token_command == "list":
+            _emit([record.public() for record in await tokens.list()])
+        else:
+            await tokens.revoke(ns.id)
+            _emit({"revoked": ns.id})
+    finally:
+        if redis is not None:
+            await redis.aclose()
     return EXIT_OK
 
 
@@ -465,6 +547,7 @@ _ASYNC_COMMANDS = {
     "dlq": _dlq,
     "dead-events": _dead_events,
     "demo": _demo,
+    "token": _token,
 }
 
 
@@ -479,6 +562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if ns.command == "worker":
             return _worker(settings, ns)
+        if ns.command == "serve":
+            return _serve(settings, ns)
         return asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
     except (
         UsageError,
@@ -487,6 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ConfigError,
         MigrationSourceError,
         MemoryServiceError,
+        NotFoundError,
     ) as exc:
         sys.stderr.write(f"memsvc: {exc}\n")
         return EXIT_BAD_INPUT

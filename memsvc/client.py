@@ -19,6 +19,13 @@ Every call is bounded, also when Redis refuses or stops answering:
 ``prefetch`` and ``call_tool`` answer within their deadline with a result that
 says what happened; the other calls raise :class:`MemoryUnavailableError`
 (see :mod:`memsvc.errors`) within their deadline or ``MEMSVC_REDIS_TIMEOUT_SECONDS``.
+
+The DeerFlow V2 methods (``get_memory``, ``add_memory_entry``,
+``replace_memory_entry``, ``remove_memory_entry``, ``get_memory_config``,
+``search_memory``, and the config, status, bank and log calls beside them) are a
+person's view of the same memory, as the gateway serves it: each returns the
+body of its route and raises the error its refusal stands for
+(:class:`ConflictError` for an entry that changed since it was read, ...).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,42 +47,67 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.builtin.snapshot import RedisSnapshotCache
-from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
+from memsvc.errors import (
+    ClientStateError,
+    ConflictError,
+    InvalidInputError,
+    MemoryServiceError,
+    MemoryUnavailableError,
+    WritePendingError,
+    WriteRefusedError,
+)
 from memsvc.events import (
     MEMORY_TOOL,
+    BankClearEvent,
+    BankClearPayload,
+    ConfigReadEvent,
+    ConfigUpdateEvent,
+    ConfigUpdatePayload,
+    EntryEditEvent,
+    EntryEditPayload,
+    MemoryReadEvent,
     MemoryWriteEvent,
     MemoryWritePayload,
     PrefetchEvent,
     PrefetchPayload,
+    SearchEvent,
+    SearchPayload,
     SessionSwitchEvent,
     SessionSwitchPayload,
     SnapshotReloadEvent,
+    StatusEvent,
     SyncTurnEvent,
     SyncTurnPayload,
     ToolCallEvent,
     ToolCallPayload,
     ToolSchemasEvent,
+    refused,
     stamp,
 )
-from memsvc.ids import DEFAULT_THREAD, validate_id, validate_optional_id
+from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.service.bus import EventBus
-from memsvc.service.eventlog import EventLog
+from memsvc.service.eventlog import EventLog, LogEntry
 from memsvc.settings import ServiceSettings
 from memsvc.store.receipts import Receipts
 from memsvc.validation import describe
 
 __all__ = [
     "ClientStateError",
+    "ConflictError",
     "MemoryClient",
+    "MemoryHTTPClient",
     "MemoryServiceError",
     "MemoryUnavailableError",
     "PrefetchContext",
+    "WritePendingError",
+    "WriteRefusedError",
 ]
 
 if TYPE_CHECKING:
+    from memsvc.gateway.http_client import MemoryHTTPClient
     from memsvc.service.embedded import EmbeddedService
 
 log = structlog.get_logger(__name__)
@@ -83,6 +116,16 @@ log = structlog.get_logger(__name__)
 # frozen snapshot when no reply came, so that even the fallback ends within the deadline.
 FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
+# What a tool call answers when the service did not take it: the model reads it and goes on.
+TOOL_UNAVAILABLE: dict[str, Any] = {
+    "success": False,
+    "retryable": True,
+    "error": "Memory is unavailable right now. Nothing was saved. Continue with your reply; "
+    "the fact can be saved in a later turn.",
+}
+LOG_SCAN = 5000  # log records one page of a user's log looks through at most
+MAX_LOG_PAGE = 200
+LOG_CURSOR = re.compile(r"\+|[0-9]{1,19}-[0-9]{1,19}")  # a stream id's parts are below 2**64
 
 
 @dataclass(frozen=True)
@@ -161,6 +204,12 @@ class MemoryClient:
     @property
     def embedded(self) -> EmbeddedService | None:
         return self._embedded
+
+    @property
+    def bus(self) -> EventBus:
+        """The bus this client publishes on: its backlog and live workers, for operators."""
+        self._require_open()
+        return self._bus
 
     async def __aenter__(self) -> MemoryClient:
         if self._state is not ClientState.UNOPENED:
@@ -267,20 +316,11 @@ class MemoryClient:
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
-            return {
-                "success": False,
-                "error": f"Invalid {name} arguments: {describe(exc, root='args')}. "
-                "Nothing was written.",
-            }
+            return invalid_tool_args(name, describe(exc, root="args"))
         try:
             reply = await self._request(event, seconds)
         except MemoryUnavailableError:
-            return {
-                "success": False,
-                "retryable": True,
-                "error": "Memory is unavailable right now. Nothing was saved. Continue with "
-                "your reply; the fact can be saved in a later turn.",
-            }
+            return dict(TOOL_UNAVAILABLE)
         if reply is None:
             return {
                 "success": False,
@@ -314,14 +354,9 @@ class MemoryClient:
         Raises :class:`MemoryUnavailableError` when Redis or the workers do not answer
         within the deadline, :class:`MemoryServiceError` when the worker fails.
         """
-        seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
+        seconds = self._seconds(deadline)
         event = ToolSchemasEvent(**self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds))
-        reply = await self._request(event, seconds)
-        if reply is None:
-            raise MemoryUnavailableError(f"no tool schemas within {seconds:g}s")
-        if not reply.get("ok", False):
-            raise MemoryServiceError(str(reply.get("error")))
-        schemas: list[dict[str, Any]] = reply["schemas"]
+        schemas: list[dict[str, Any]] = (await self._ask(event, seconds))["schemas"]
         return schemas
 
     async def sync_turn(
@@ -386,15 +421,186 @@ class MemoryClient:
         Raises :class:`MemoryUnavailableError` when Redis or the workers do not answer
         within the deadline, :class:`MemoryServiceError` when the worker fails.
         """
-        seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
+        seconds = self._seconds(deadline)
         event = SnapshotReloadEvent(**self._envelope(user_id, agent_id, thread_id, seconds))
-        reply = await self._request(event, seconds)
-        if reply is None:
-            raise MemoryUnavailableError(f"no reply within {seconds:g}s")
-        if not reply.get("ok", False):
-            raise MemoryServiceError(str(reply.get("error")))
-        text: str = reply["text"]
+        text: str = (await self._ask(event, seconds))["text"]
         return text
+
+    # -- a person's view: the DeerFlow V2 methods ------------------------------------
+
+    async def get_memory(
+        self, user_id: str, agent_id: str = DEFAULT_AGENT, *, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """Both files as a person sees them: ``user_md`` and ``memory_md`` (entries with their
+        ``index`` and ``hash``, blocked ones as placeholders), ``char_usage``,
+        ``last_modified`` and ``hindsight_status``."""
+        seconds = self._seconds(deadline)
+        event = MemoryReadEvent(**self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds))
+        return await self._ask(event, seconds)
+
+    async def add_memory_entry(
+        self,
+        user_id: str,
+        agent_id: str,
+        target: str,
+        content: str,
+        *,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Add an entry as the ``memory`` tool would; returns the tool's result.
+
+        Raises :class:`WriteRefusedError` (its ``detail`` is the result) when the tool
+        refuses it, :class:`WritePendingError` when it was queued but not confirmed.
+        """
+        edit = _valid(EntryEditPayload, target=target, action="add", content=content)
+        return await self._edit(user_id, agent_id, edit, deadline)
+
+    async def replace_memory_entry(
+        self,
+        user_id: str,
+        agent_id: str,
+        target: str,
+        index: int,
+        content: str,
+        *,
+        expect: str,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Replace the entry at ``index``, which must still have the hash ``expect``.
+
+        Raises :class:`ConflictError` when it changed since it was read (nothing is
+        edited), and what :meth:`add_memory_entry` raises.
+        """
+        edit = _valid(
+            EntryEditPayload,
+            target=target,
+            action="replace",
+            content=content,
+            index=index,
+            expect=expect,
+        )
+        return await self._edit(user_id, agent_id, edit, deadline)
+
+    async def remove_memory_entry(
+        self,
+        user_id: str,
+        agent_id: str,
+        target: str,
+        index: int,
+        *,
+        expect: str,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Remove the entry at ``index``, which must still have the hash ``expect``."""
+        edit = _valid(EntryEditPayload, target=target, action="remove", index=index, expect=expect)
+        return await self._edit(user_id, agent_id, edit, deadline)
+
+    async def get_memory_config(
+        self, user_id: str, *, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """The effective config (``config``), the source of every field (``sources``) and the
+        fields a user may override (``writable``); secrets are never shown."""
+        seconds = self._seconds(deadline)
+        event = ConfigReadEvent(**self._envelope(user_id, DEFAULT_AGENT, DEFAULT_THREAD, seconds))
+        return await self._ask(event, seconds)
+
+    async def update_memory_config(
+        self, user_id: str, changes: dict[str, Any], *, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """Merge ``changes`` into the user's overrides (``null`` removes a field); returns
+        what :meth:`get_memory_config` does. A field off the whitelist raises
+        :class:`InvalidInputError` naming it, and nothing changes."""
+        seconds = self._seconds(deadline)
+        event = ConfigUpdateEvent(
+            **self._envelope(user_id, DEFAULT_AGENT, DEFAULT_THREAD, seconds),
+            payload=_valid(ConfigUpdatePayload, changes=changes),
+        )
+        return await self._ask(event, seconds)
+
+    async def reset_memory_config(
+        self, user_id: str, field: str, *, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """Remove one field (dotted, ``injection.enabled``) from the user's overrides."""
+        changes: dict[str, Any] = {}
+        *sections, leaf = field.split(".")
+        level = changes
+        for section in sections:
+            level = level.setdefault(section, {})
+        level[leaf] = None
+        return await self.update_memory_config(user_id, changes, deadline=deadline)
+
+    async def memory_status(
+        self, user_id: str, agent_id: str = DEFAULT_AGENT, *, deadline: float | None = None
+    ) -> dict[str, Any]:
+        """The providers, the Hindsight banks (reachable, the latest recall's hits), the
+        queues and the dead letters."""
+        seconds = self._seconds(deadline)
+        event = StatusEvent(**self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds))
+        return await self._ask(event, seconds)
+
+    async def search_memory(
+        self,
+        user_id: str,
+        agent_id: str,
+        query: str,
+        *,
+        mode: str = "recall",
+        scope: str = "both",
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Hindsight recall (``results``) or reflect (``answer``) on the user's own banks.
+
+        Raises :class:`NotFoundError` when the user has no Hindsight,
+        :class:`DependencyUnavailableError` when it does not answer.
+        """
+        seconds = self._seconds(deadline)
+        event = SearchEvent(
+            **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds),
+            payload=_valid(SearchPayload, query=query, mode=mode, scope=scope),
+        )
+        return await self._ask(event, seconds)
+
+    async def clear_bank(
+        self,
+        user_id: str,
+        agent_id: str,
+        bank: str,
+        *,
+        confirm: str,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Empty one of the user's Hindsight banks; ``confirm`` must repeat its name.
+
+        Raises :class:`ConfirmationError` when it does not, :class:`PermissionDeniedError`
+        for a bank that is not theirs. The event log records it.
+        """
+        seconds = self._seconds(deadline)
+        event = BankClearEvent(
+            **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds),
+            payload=_valid(BankClearPayload, bank=bank, confirm=confirm),
+        )
+        return await self._ask(event, seconds)
+
+    async def read_log(
+        self, user_id: str, *, before: str = "+", limit: int = 50, event_type: str | None = None
+    ) -> dict[str, Any]:
+        """A page of the user's event log, newest first: ``entries`` and the cursor of the
+        next page (``next``, ``None`` at the log's start). Read from Redis, no worker."""
+        self._require_open()
+        user_id = validate_id("user_id", user_id)
+        if not 1 <= limit <= MAX_LOG_PAGE:
+            raise InvalidInputError(f"limit must be between 1 and {MAX_LOG_PAGE}")
+        if not LOG_CURSOR.fullmatch(before):
+            raise InvalidInputError("before must be '+' or a log id such as 1700000000000-0")
+        entries, cursor = await self._bus.log.page(
+            lambda entry: (
+                entry.user_id == user_id and (event_type is None or entry.type == event_type)
+            ),
+            before=before,
+            limit=limit,
+            scan=LOG_SCAN,
+        )
+        return {"entries": [_logged(entry) for entry in entries], "next": cursor}
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -416,6 +622,44 @@ class MemoryClient:
             "reply_to": self._inbox if reply else None,
             "deadline": time.time() + seconds if seconds is not None else None,
         }
+
+    def _seconds(self, deadline: float | None) -> float:
+        return self._settings.tool_deadline_seconds if deadline is None else deadline
+
+    async def _ask(self, event: Any, seconds: float) -> dict[str, Any]:
+        """A request a worker must answer: its reply, or the error that reply stands for."""
+        return self._answered(await self._request(event, seconds), seconds)
+
+    @staticmethod
+    def _answered(reply: dict[str, Any] | None, seconds: float) -> dict[str, Any]:
+        if reply is None:
+            raise MemoryUnavailableError(f"no reply within {seconds:g}s")
+        if not reply.get("ok", False):
+            raise MemoryServiceError(str(reply.get("error")))
+        if (error := refused(reply)) is not None:
+            raise error
+        return {k: v for k, v in reply.items() if k not in ("id", "ok")}
+
+    async def _edit(
+        self, user_id: str, agent_id: str, edit: EntryEditPayload, deadline: float | None
+    ) -> dict[str, Any]:
+        seconds = self._seconds(deadline)
+        event = EntryEditEvent(
+            **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds), payload=edit
+        )
+        reply = await self._request(event, seconds)
+        if reply is None:
+            raise WritePendingError(
+                f"the write was not confirmed within {seconds:g}s; it is queued: it will be "
+                "applied once, or its refusal recorded (see write_outcome)",
+                event_id=event.id,
+            )
+        result = self._answered(reply, seconds)
+        if result.get("success"):
+            return result
+        if result.get("conflict"):
+            raise ConflictError(str(result.get("error")), detail=result)
+        raise WriteRefusedError(str(result.get("error")), detail=result)
 
     def _require_open(self) -> None:
         if self._state is ClientState.UNOPENED:
@@ -505,3 +749,40 @@ class MemoryClient:
             skipped={"service": reason},
             degraded=True,
         )
+
+
+def invalid_tool_args(name: str, problem: str) -> dict[str, Any]:
+    """The result of a tool call whose arguments the model got wrong."""
+    return {"success": False, "error": f"Invalid {name} arguments: {problem}. Nothing was written."}
+
+
+def _valid(model: Any, **fields: Any) -> Any:
+    """``model`` of ``fields``, or :class:`InvalidInputError` saying what is wrong."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        raise InvalidInputError(describe(exc)) from None
+
+
+def _logged(entry: LogEntry) -> dict[str, Any]:
+    return {
+        "id": entry.stream_id,
+        "at": entry.at,
+        "type": entry.type,
+        "outcome": entry.outcome,
+        "event_id": entry.event_id,
+        "agent_id": entry.agent_id,
+        "thread_id": entry.thread_id,
+        "payload": (entry.event or {}).get("payload"),
+        "detail": entry.detail,
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``MemoryHTTPClient`` (:mod:`memsvc.gateway.http_client`), loaded with httpx only when it
+    is asked for: an agent process that talks to Redis never pays for an HTTP client."""
+    if name == "MemoryHTTPClient":
+        from memsvc.gateway import http_client
+
+        return http_client.MemoryHTTPClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,7 +41,7 @@ from memsvc.errors import InvalidInputError, UnsafeFileError
 from memsvc.paths import Anchored, DataLayout
 from memsvc.security.classifier import IMPORT_PATH
 from memsvc.security.scanner import Scanner
-from memsvc.store.atomicfile import read_bytes
+from memsvc.store.atomicfile import read_bytes, write_atomic
 from memsvc.validation import describe
 
 log = structlog.get_logger(__name__)
@@ -240,16 +240,56 @@ def check_override(data: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: must be a JSON object")
     for path in _flatten(data):
         if path not in USER_WRITABLE_FIELDS:
-            raise ConfigError(
-                f"{where}: field '{path}' cannot be overridden per user "
-                f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
-            )
+            raise _not_writable(where, path)
     _validate(data, where)
     mission = data.get("hindsight", {}).get("bank_mission")
     if isinstance(mission, str) and (problem := Scanner().check(mission)):
         # it is sent to Hindsight, which folds it into what it tells a model
         raise ConfigError(f"{where}: hindsight.bank_mission refused: {problem}")
     return data
+
+
+def shown(
+    effective: EffectiveConfig, *, hindsight_url: str | None, api_key_from_env: bool
+) -> dict[str, Any]:
+    """A user's effective config as it may be printed or served: what the workers use (the
+    environment's Hindsight URL and key over the yaml's), each field's source, the fields a
+    user may override, and no secret (a key as ``**********``, URL credentials as ``***@``)."""
+    config = effective.config.model_dump(mode="json")  # a SecretStr dumps as "**********"
+    sources: dict[str, str] = dict(effective.sources)
+    hindsight = config["hindsight"]
+    if hindsight_url is not None:
+        hindsight["api_url"], sources["hindsight.api_url"] = hindsight_url, "env"
+    if api_key_from_env:
+        hindsight["api_key"], sources["hindsight.api_key"] = "**********", "env"
+    hindsight["api_url"] = mask_url(hindsight["api_url"])
+    return {"config": config, "sources": sources, "writable": sorted(USER_WRITABLE_FIELDS)}
+
+
+def merge_patch(layer: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``layer`` with ``changes`` applied as a JSON merge patch (RFC 7386): a value sets a
+    field, ``null`` removes it; sections left empty go too."""
+    merged = dict(layer)
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping):
+            below = merged.get(key)
+            section = merge_patch(below if isinstance(below, Mapping) else {}, value)
+            if section:
+                merged[key] = section
+            else:
+                merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _not_writable(where: str, path: str) -> ConfigError:
+    return ConfigError(
+        f"{where}: field '{path}' cannot be overridden per user "
+        f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
+    )
 
 
 def mask_url(url: str) -> str:
@@ -405,6 +445,23 @@ class ConfigLoader:
         if strict and effective.problems:
             raise ConfigError(effective.problems[0])
         return effective
+
+    async def update_user(self, user_id: str, changes: Mapping[str, Any]) -> EffectiveConfig:
+        """Apply ``changes`` (a merge patch) to the user's override file; the new effective config.
+
+        A field off the whitelist, or a value its schema refuses, raises
+        :class:`ConfigError` naming it and leaves the file as it was. Callers serialise
+        updates of one user (a read-modify-write of one file).
+        """
+        for field in _flatten(changes):  # a removal names a field (or a section of fields) too
+            if not any(f == field or f.startswith(f"{field}.") for f in USER_WRITABLE_FIELDS):
+                raise _not_writable("the update", field)
+        path = self._layout.anchored(self._user_path(user_id))
+        current = check_override(await _read_json_layer(path), path.relative)
+        updated = check_override(merge_patch(current, changes), "the update")
+        data = json.dumps(updated, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8")
+        await write_atomic(path, data)
+        return await self.effective(user_id)
 
     async def _build(self, global_path: Path, user_path: Path) -> EffectiveConfig:
         layers: list[tuple[Source, dict[str, Any]]] = [("yaml", self._yaml), *self._env]

@@ -4,6 +4,15 @@
 MemsvcError                     root; ``retryable`` says whether the same call may succeed later
  ├── MemoryServiceError         the service could not process a client's request
  │    └── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
+ │         └── WritePendingError      a write sent but not confirmed in time: it is queued
+ ├── RequestRefusedError        the service understood a request and refused it (``detail``)
+ │    ├── AuthenticationError      no valid credentials (HTTP 401)
+ │    ├── PermissionDeniedError    valid credentials, not for this (HTTP 403)
+ │    ├── NotFoundError            nothing of that name (HTTP 404; also a ``LookupError``)
+ │    ├── ConfirmationError        a dangerous request without its confirmation (HTTP 400)
+ │    ├── ConflictError            the entry changed since it was read (HTTP 409)
+ │    ├── WriteRefusedError        the memory tool refused the write (HTTP 422)
+ │    └── DependencyUnavailableError   a server the service uses did not answer (retryable)
  ├── ClientStateError           a client, service or runtime used before it opened or after close
  ├── AsyncOnlyError             an asyncio-only API called from synchronous code (also a
  │                              ``NotImplementedError``)
@@ -30,6 +39,8 @@ them and are re-exported here.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 
 class MemsvcError(Exception):
     """The root of every memsvc error."""
@@ -49,6 +60,85 @@ class MemoryUnavailableError(MemoryServiceError):
     """
 
     retryable = True
+
+
+class WritePendingError(MemoryUnavailableError):
+    """A write was sent and not confirmed in time: it will be applied once, or its refusal
+    recorded; ``event_id`` looks its outcome up later. Repeating it is not needed."""
+
+    def __init__(self, message: str, *, event_id: str) -> None:
+        super().__init__(message)
+        self.event_id = event_id
+
+
+class RequestRefusedError(MemsvcError):
+    """The service understood the request and refused it; ``detail`` is what the caller
+    is told (a message, or the memory tool's result). ``kind`` names the refusal on the wire
+    between a worker and its client."""
+
+    kind: ClassVar[str] = "refused"
+
+    def __init__(self, message: str, *, detail: Any = None) -> None:
+        super().__init__(message)
+        self.detail = message if detail is None else detail
+
+
+class AuthenticationError(RequestRefusedError):
+    """No credentials, or credentials that name nobody (unknown, revoked)."""
+
+    kind = "unauthenticated"
+
+
+class PermissionDeniedError(RequestRefusedError):
+    """Valid credentials that do not reach what was asked (another user's memory)."""
+
+    kind = "forbidden"
+
+
+class NotFoundError(RequestRefusedError, LookupError):
+    """Nothing of that name: a token, a bank, a provider this user does not have."""
+
+    kind = "not_found"
+
+
+class ConfirmationError(RequestRefusedError):
+    """A dangerous request whose confirmation is missing or does not repeat what it names."""
+
+    kind = "unconfirmed"
+
+
+class ConflictError(RequestRefusedError):
+    """The entry an edit names changed since it was read; nothing was edited."""
+
+    kind = "conflict"
+
+
+class WriteRefusedError(RequestRefusedError, ValueError):
+    """The memory tool refused the write (blocked content, over the limit); ``detail`` is its
+    result, as a model would read it."""
+
+    kind = "write_refused"
+
+
+class DependencyUnavailableError(RequestRefusedError):
+    """A server the service relies on (Hindsight) did not answer; nothing was changed."""
+
+    kind = "unavailable"
+    retryable = True
+
+
+REFUSALS: dict[str, type[RequestRefusedError]] = {
+    cls.kind: cls
+    for cls in (
+        AuthenticationError,
+        PermissionDeniedError,
+        NotFoundError,
+        ConfirmationError,
+        ConflictError,
+        WriteRefusedError,
+        DependencyUnavailableError,
+    )
+}
 
 
 class ClientStateError(MemsvcError, RuntimeError):

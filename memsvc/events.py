@@ -27,10 +27,12 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
-from memsvc.errors import InvalidInputError
+from memsvc.errors import REFUSALS, InvalidInputError, MemsvcError, RequestRefusedError
 from memsvc.ids import validate_id, validate_optional_id
+from memsvc.paths import Target
 from memsvc.validation import describe
 
 SCHEMA_VERSION = 1
@@ -39,6 +41,9 @@ MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024
 MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
 MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
+MAX_ENTRY_CHARS = 64 * 1024  # far above any file's limit: the tool says why it does not fit
+ENTRY_HASH = r"^[0-9a-f]{12}$"  # memsvc.store.memfile.entry_hash
+MAX_ENTRY_INDEX = 100_000  # far past any file: a 1 MiB file holds fewer entries
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
 AgentId = Annotated[str, AfterValidator(lambda v: validate_id("agent_id", v))]
@@ -125,6 +130,45 @@ class EmptyPayload(_Model):
     pass
 
 
+class EntryEditPayload(_Model):
+    """A person's edit of one entry: an add, or a replace / remove of the entry at ``index``
+    that still has the hash ``expect`` (as it was read)."""
+
+    target: Target
+    action: Literal["add", "replace", "remove"]
+    content: Text = Field(default="", max_length=MAX_ENTRY_CHARS)
+    index: int | None = Field(default=None, ge=0, le=MAX_ENTRY_INDEX)
+    expect: str | None = Field(default=None, pattern=ENTRY_HASH)
+
+    @model_validator(mode="after")
+    def _named_by_position(self) -> EntryEditPayload:
+        positional = self.index is not None and self.expect is not None
+        if self.action == "add" and (self.index is not None or self.expect is not None):
+            raise ValueError("an add names no index (entries are appended)")
+        if self.action != "add" and not positional:
+            raise ValueError(f"a {self.action} needs the entry's index and its hash (expect)")
+        return self
+
+
+class ConfigUpdatePayload(_Model):
+    """A merge patch of the user's override file: a value sets a field, ``null`` removes it."""
+
+    changes: Args
+
+
+class SearchPayload(_Model):
+    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    mode: Literal["recall", "reflect"] = "recall"
+    scope: Literal["user", "work", "both"] = "both"  # a reflect asks one bank: "both" is work
+
+
+class BankClearPayload(_Model):
+    """``confirm`` repeats ``bank``: a bank is emptied only when it is named twice."""
+
+    bank: str = Field(min_length=1, max_length=200)
+    confirm: str = Field(max_length=200)
+
+
 class _Envelope(_Model):
     id: str = Field(pattern=r"^[A-Za-z0-9_\-]{8,64}$")
     user_id: UserId
@@ -183,6 +227,51 @@ class SnapshotReloadEvent(_Envelope):
     payload: EmptyPayload = EmptyPayload()
 
 
+class MemoryReadEvent(_Envelope):
+    """The files as a person sees them: entries with their index and hash, usage, times."""
+
+    type: Literal["memory_read"] = "memory_read"
+    payload: EmptyPayload = EmptyPayload()
+
+
+class EntryEditEvent(_Envelope):
+    """A person's edit of an entry: the ``memory`` tool's write path, applied once."""
+
+    type: Literal["entry_edit"] = "entry_edit"
+    payload: EntryEditPayload
+
+
+class ConfigReadEvent(_Envelope):
+    type: Literal["config_read"] = "config_read"
+    payload: EmptyPayload = EmptyPayload()
+
+
+class ConfigUpdateEvent(_Envelope):
+    """A change of the user's per-user overrides (whitelisted fields only)."""
+
+    type: Literal["config_update"] = "config_update"
+    payload: ConfigUpdatePayload
+
+
+class StatusEvent(_Envelope):
+    type: Literal["status"] = "status"
+    payload: EmptyPayload = EmptyPayload()
+
+
+class SearchEvent(_Envelope):
+    """A recall (or reflect) on the user's own Hindsight banks, whatever the memory mode."""
+
+    type: Literal["search"] = "search"
+    payload: SearchPayload
+
+
+class BankClearEvent(_Envelope):
+    """Emptying one of the user's Hindsight banks; its record in the log is the audit trail."""
+
+    type: Literal["bank_clear"] = "bank_clear"
+    payload: BankClearPayload
+
+
 Event = Annotated[
     PrefetchEvent
     | MemoryWriteEvent
@@ -190,7 +279,14 @@ Event = Annotated[
     | ToolSchemasEvent
     | SyncTurnEvent
     | SessionSwitchEvent
-    | SnapshotReloadEvent,
+    | SnapshotReloadEvent
+    | MemoryReadEvent
+    | EntryEditEvent
+    | ConfigReadEvent
+    | ConfigUpdateEvent
+    | StatusEvent
+    | SearchEvent
+    | BankClearEvent,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
@@ -201,7 +297,15 @@ EVENT_TYPES = (
     "sync_turn",
     "session_switch",
     "snapshot_reload",
+    "memory_read",
+    "entry_edit",
+    "config_read",
+    "config_update",
+    "status",
+    "search",
+    "bank_clear",
 )
+INVALID = "invalid"  # the refusal kind of an InvalidInputError
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 
@@ -259,3 +363,22 @@ def decode(raw: bytes) -> Event:
 def stamp() -> dict[str, Any]:
     """The fields every new event starts with."""
     return {"id": new_id(), "ts": time.time()}
+
+
+def refusal(exc: RequestRefusedError | InvalidInputError) -> dict[str, Any]:
+    """A worker's reply that refuses the request; the client raises it again as ``exc``'s kind."""
+    if isinstance(exc, RequestRefusedError):
+        return {"refused": {"kind": exc.kind, "error": str(exc), "detail": exc.detail}}
+    return {"refused": {"kind": INVALID, "error": str(exc), "detail": str(exc)}}
+
+
+def refused(reply: dict[str, Any]) -> MemsvcError | None:
+    """The error a reply made by :func:`refusal` stands for; ``None`` for any other reply."""
+    refused = reply.get("refused")
+    if not isinstance(refused, dict):
+        return None
+    message = str(refused.get("error", "refused"))
+    if refused.get("kind") == INVALID:
+        return InvalidInputError(message)
+    kind = REFUSALS.get(str(refused.get("kind")), RequestRefusedError)
+    return kind(message, detail=refused.get("detail"))

@@ -20,6 +20,7 @@ from memsvc.errors import InvalidInputError
 
 MAX_ID_LENGTH = 128
 DEFAULT_THREAD = "default"  # the session of calls that name no thread
+DEFAULT_AGENT = "default"  # the agent of a person's calls that name none (the gateway)
 _EXTRA_CHARS = frozenset("._-@+")
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]

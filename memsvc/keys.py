@@ -12,8 +12,10 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:jobs:dead`` | list | - | background jobs that ran out of tries or age |
 | ``{p}:inbox:<client>`` | list | 60 s | replies to one client process |
 | ``{p}:arq`` | arq queue | - | background jobs (arq adds ``arq:job:<id>`` etc.) |
+| ``{p}:gateway:tokens`` | hash | - | gateway tokens: id -> user, admin flag, SHA-256 of the token |
 | ``{p}:{<user>}:lock:user`` | string | lease | writer lock of the user's ``USER.md`` |
 | ``{p}:{<user>}:lock:memory:<agent>`` | string | lease | writer lock of an agent's ``MEMORY.md`` |
+| ``{p}:{<user>}:lock:config`` | string | lease | one update of the user's override file at a time |
 | ``{p}:{<user>}:snap:<agent>:<thread>`` | string | snapshot ttl | a thread's frozen snapshot |
 | ``{p}:{<user>}:fails:<agent>:<thread>`` | string | 1 h | consolidation failures this turn |
 | ``{p}:{<user>}:thread:<agent>`` | string | session ttl | the agent's most recent thread |
@@ -88,11 +90,18 @@ class Keys:
     def inbox(self, client_id: str) -> str:
         return f"{self.prefix}:inbox:{client_id}"
 
+    @property
+    def tokens(self) -> str:
+        return f"{self.prefix}:gateway:tokens"
+
     # per user
     def store_lock(self, target: Target, user_id: str, agent_id: str) -> str:
         if target == "user":
             return f"{self._user(user_id)}:lock:user"
         return f"{self._user(user_id)}:lock:memory:{validate_id('agent_id', agent_id)}"
+
+    def config_lock(self, user_id: str) -> str:
+        return f"{self._user(user_id)}:lock:config"
 
     def journal(self, target: Target, user_id: str, agent_id: str) -> str:
         return self.store_lock(target, user_id, agent_id).replace(":lock:", ":journal:", 1)

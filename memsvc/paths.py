@@ -5,6 +5,7 @@
 {data_dir}/users/{user_id}/memory_config.json
 {data_dir}/users/{user_id}/agents/{agent_id}/MEMORY.md
 {data_dir}/memory_user_overrides.json
+{data_dir}/gateway_tokens.json          the gateway's token hashes, without Redis
 ```
 
 Ids are validated before they are joined, and every resolved path is checked to
@@ -29,6 +30,7 @@ USER_FILE = "USER.md"
 MEMORY_FILE = "MEMORY.md"
 USER_CONFIG_FILE = "memory_config.json"
 GLOBAL_OVERRIDES_FILE = "memory_user_overrides.json"
+GATEWAY_TOKENS_FILE = "gateway_tokens.json"
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,9 @@ class DataLayout:
 
     def global_overrides(self) -> Path:
         return self._inside(self.root / GLOBAL_OVERRIDES_FILE)
+
+    def gateway_tokens(self) -> Path:
+        return self._inside(self.root / GATEWAY_TOKENS_FILE)
 
     def anchored(self, path: Path) -> Anchored:
         """``path`` (one of this layout's) as the data dir plus the components below it."""

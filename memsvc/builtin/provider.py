@@ -14,15 +14,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from memsvc.builtin.schema import MEMORY_SCHEMA
-from memsvc.builtin.snapshot import Snapshot, SnapshotCache, ThreadRead, render_block
+from memsvc.builtin.snapshot import (
+    Snapshot,
+    SnapshotCache,
+    ThreadRead,
+    render_block,
+    usage_percent,
+)
 from memsvc.builtin.tool import FailureCounter, MemoryTool, ToolOutcome
+from memsvc.events import EntryEditPayload
 from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, Target
 from memsvc.provider import MemoryProvider
 from memsvc.security.scanner import Scanner
 from memsvc.security.screening import prompt_entries
+from memsvc.store.edits import EntryRef
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import Head, decode_head
+from memsvc.store.memfile import char_count, entry_hash
 from memsvc.store.receipts import EventReceipt
 
 
@@ -122,6 +131,41 @@ class BuiltinProvider(MemoryProvider):
         self, args: Any, *, thread_id: str, receipt: EventReceipt | None = None
     ) -> ToolOutcome:
         return await self._tool.call(args, thread_id=thread_id, receipt=receipt)
+
+    async def edit_entry(
+        self, edit: EntryEditPayload, *, receipt: EventReceipt | None = None
+    ) -> ToolOutcome:
+        """A person's edit, through the tool's write path (see :meth:`MemoryTool.edit`)."""
+        at = None
+        if edit.index is not None and edit.expect is not None:
+            at = EntryRef(edit.index, edit.expect)
+        return await self._tool.edit(edit.target, edit.action, edit.content, at=at, receipt=receipt)
+
+    async def view(self) -> dict[str, Any]:
+        """Both files as a person sees them: each entry with its position and hash (what an
+        edit names), through the sanitiser like every text that leaves the store, with
+        each file's usage and when it last changed."""
+        files = await self.store.files()
+        limits = self.store.limits
+        names: dict[Target, str] = {"user": USER_FILE, "memory": MEMORY_FILE}
+        shown = await asyncio.to_thread(
+            lambda: {t: self._scanner.sanitise(files[t].entries, names[t]) for t in TARGETS}
+        )
+        view: dict[str, Any] = {"char_usage": {}, "last_modified": {}}
+        for target in TARGETS:
+            entries, limit = files[target].entries, limits.of(target)
+            view[f"{target}_md"] = [
+                {"index": i, "hash": entry_hash(raw), "content": text, "blocked": text != raw}
+                for i, (raw, text) in enumerate(zip(entries, shown[target], strict=True))
+            ]
+            chars = char_count(entries)
+            view["char_usage"][target] = {
+                "chars": chars,
+                "limit": limit,
+                "percent": usage_percent(chars, limit),
+            }
+            view["last_modified"][target] = files[target].modified
+        return view
 
     async def handle_tool_call(
         self, tool_name: str, args: dict[str, Any], *, thread_id: str = DEFAULT_THREAD

@@ -117,6 +117,18 @@ def rejection(
     op = rejected.op
     shown = view.show(entries)
     usage = view.usage(entries)
+    if rejected.kind == "stale":
+        assert op.at is not None
+        return (
+            error(
+                f"Entry {op.at.index} of {view.filename} changed since it was read (it no "
+                f"longer has hash {op.at.expect}). Nothing was changed: read the entries again.",
+                conflict=True,
+                current_entries=shown,
+                usage=usage,
+            ),
+            False,
+        )
     if rejected.kind == "blocked":
         return (
             error(

@@ -77,10 +77,14 @@ def estimated_tokens(text: str) -> int:
     return -(-ascii_chars // 4) + len(text) - ascii_chars
 
 
+def usage_percent(current: int, limit: int) -> int:
+    """Floor percentage of the limit, capped at 100."""
+    return min(100, int(current / limit * 100)) if limit > 0 else 0
+
+
 def usage_figures(current: int, limit: int) -> str:
     """``"12% — 165/1,375"``: floor percentage capped at 100, thousands separators."""
-    pct = min(100, int(current / limit * 100)) if limit > 0 else 0
-    return f"{pct}% — {current:,}/{limit:,}"
+    return f"{usage_percent(current, limit)}% — {current:,}/{limit:,}"
 
 
 def _fitting(entries: list[str], max_chars: int, max_tokens: int | None) -> list[str]:

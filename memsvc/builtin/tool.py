@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -22,7 +23,7 @@ from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.security.scanner import Scanner
 from memsvc.security.screening import new_findings_beside
-from memsvc.store.edits import Applied, Change, EditRejected, Op, apply
+from memsvc.store.edits import Action, Applied, Change, EditRejected, EntryRef, Op, apply
 from memsvc.store.filestore import AlreadyApplied, BuiltinStore, FilePosition, Written
 from memsvc.store.memfile import char_count, entry_problem
 from memsvc.store.receipts import EventReceipt, Receipt, ReceiptGuard
@@ -72,7 +73,29 @@ class MemoryTool:
         The receipt is looked up under the file's lock (with its acquire): a call
         refused before it reaches the lock is refused again the same way.
         """
-        outcome = await self._call(args, thread_id, receipt)
+        return await self._recorded(self._call(args, thread_id, receipt), receipt)
+
+    async def edit(
+        self,
+        target: Target,
+        action: Action,
+        content: str = "",
+        *,
+        at: EntryRef | None = None,
+        receipt: EventReceipt | None = None,
+    ) -> ToolOutcome:
+        """A person's edit of one entry, named by position (``at``) unless it is an add.
+
+        The same checks, scanner, limits, lock and receipts as a call of the model, and
+        the same answers; made outside any turn, it counts against no turn's failures.
+        """
+        op = Op(action, clean(content), at=at)
+        return await self._recorded(self._checked(target, [op], False, None, receipt), receipt)
+
+    async def _recorded(
+        self, running: Awaitable[ToolOutcome], receipt: EventReceipt | None
+    ) -> ToolOutcome:
+        outcome = await running
         # a write that changed the file recorded its receipt with its commit
         if receipt is not None and not outcome.changes and not outcome.result.get("retryable"):
             await receipt.record(Receipt(outcome.result, outcome.target, []))
@@ -95,6 +118,17 @@ class MemoryTool:
                 return ToolOutcome(single, target)
             raw_ops = [(single, parsed.content, parsed.old_text)]
         ops = [Op(a, clean(c), clean(t)) for a, c, t in raw_ops]
+        return await self._checked(target, ops, batch, thread_id, receipt)
+
+    async def _checked(
+        self,
+        target: Target,
+        ops: list[Op],
+        batch: bool,
+        thread_id: str | None,
+        receipt: EventReceipt | None,
+    ) -> ToolOutcome:
+        """The budget and the scanner before the lock, then the write."""
         limit = self._store.limits.of(target)
         if _surely_over(ops, limit):  # the budget first: scanning what cannot fit is wasted
             entries = await self._store.read(target)
@@ -133,7 +167,7 @@ class MemoryTool:
         to the limit check (which explains how to consolidate) instead of being scanned.
         """
         for number, op in enumerate(ops, start=1):
-            if not batch and op.action != "add" and not op.old_text:
+            if not batch and op.action != "add" and not op.old_text and op.at is None:
                 return "old_text cannot be empty."
             if op.action == "remove":
                 continue
@@ -155,17 +189,18 @@ class MemoryTool:
         target: Target,
         ops: list[Op],
         batch: bool,
-        thread_id: str,
+        thread_id: str | None,
         receipt: EventReceipt | None,
     ) -> ToolOutcome:
+        """``thread_id``: the turn whose failure count the write clears (``None``: no turn)."""
+
         def result_of(applied: Applied) -> dict[str, Any]:
             return replies.success(self._view(target), target, ops, applied, batch)
 
         guard = None
         if receipt is not None:
-            guard = ReceiptGuard(
-                receipt, target, result_of, clears=(self._failures.key(thread_id),)
-            )
+            clears = (self._failures.key(thread_id),) if thread_id is not None else ()
+            guard = ReceiptGuard(receipt, target, result_of, clears=clears)
         try:
             applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
         except AlreadyApplied:
@@ -181,8 +216,8 @@ class MemoryTool:
             return ToolOutcome(replies.busy(self._view(target)), target)
         except LockUnavailableError:
             return ToolOutcome(replies.unavailable(), target)
-        if guard is None or not applied.changes:  # else its commit cleared the count
-            await self._failures.reset(thread_id)
+        if thread_id is not None and (guard is None or not applied.changes):
+            await self._failures.reset(thread_id)  # else the commit cleared the count
         position = applied.position if isinstance(applied, Written) else None
         return ToolOutcome(result_of(applied), target, applied.changes, position)
 
@@ -193,10 +228,10 @@ class MemoryTool:
         entries: list[str],
         ops: list[Op],
         batch: bool,
-        thread_id: str,
+        thread_id: str | None,
     ) -> ToolOutcome:
         error, counts = replies.rejection(self._view(target), rejected, entries, ops, batch)
-        if counts:
+        if counts and thread_id is not None:
             error = replies.gave_up(await self._failures.record(thread_id)) or error
         return ToolOutcome(error, target)
 

@@ -31,6 +31,7 @@ import httpx
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from memsvc import telemetry
 from memsvc.errors import MemsvcError
 from memsvc.settings import default
 
@@ -220,8 +221,10 @@ class HindsightClient:
                     timeout=httpx.Timeout(seconds, connect=self.timeouts.connect),
                 )
         except (httpx.TimeoutException, TimeoutError) as exc:
+            telemetry.current().hindsight_failed(method, "unavailable")
             raise HindsightUnavailable(f"{method} {path}: timed out after {seconds:g}s") from exc
         except httpx.TransportError as exc:
+            telemetry.current().hindsight_failed(method, "unavailable")
             raise HindsightUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         ignored = response.headers.get("x-ignored-params")
         if ignored:
@@ -231,12 +234,14 @@ class HindsightClient:
         if status == 404 and missing_ok:
             return None
         if status == 429 or status >= 500:
+            telemetry.current().hindsight_failed(method, "unavailable")
             raise HindsightUnavailable(
                 f"{method} {path}: HTTP {status}: {response.text[:200]}",
                 status=status,
                 retry_after=_retry_after(response.headers.get("retry-after")),
             )
         if status >= 400:
+            telemetry.current().hindsight_failed(method, "rejected")
             raise HindsightRejected(
                 f"{method} {path}: HTTP {status}: {response.text[:500]}", status=status
             )

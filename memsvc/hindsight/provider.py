@@ -24,6 +24,8 @@
   ``hindsight_reflect`` and ``hindsight_retain`` (queued as a job).
 - **Documents retained once** (``retain_once``): what a DeerFlow migration brings
   to a bank is sent only if the bank does not hold its id yet.
+- **For people** (the gateway): a search of the banks in any memory mode, their
+  status, and emptying a bank that is named twice.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import structlog
 from redis.asyncio import Redis
 
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
+from memsvc.errors import ConfirmationError, PermissionDeniedError
 from memsvc.hindsight.banks import (
     MIRROR_TAG,
     Banks,
@@ -47,7 +50,13 @@ from memsvc.hindsight.banks import (
     mirror_document_id,
     turn_document_id,
 )
-from memsvc.hindsight.client import HindsightClient, HindsightError, Memory, RetainItem
+from memsvc.hindsight.client import (
+    HindsightClient,
+    HindsightError,
+    HindsightRejected,
+    Memory,
+    RetainItem,
+)
 from memsvc.hindsight.recall import fair_merge, render, speaker_labels
 from memsvc.hindsight.tools import TOOL_SCHEMAS
 from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
@@ -65,6 +74,7 @@ from memsvc.store.locks import KeyedLocks
 log = structlog.get_logger(__name__)
 
 WARM_TTL_SECONDS = 120
+MAX_SEARCH_RESULTS = 10
 
 
 class HindsightProvider(MemoryProvider):
@@ -98,6 +108,7 @@ class HindsightProvider(MemoryProvider):
         self._scanner = scanner
         self._upserted = upserted  # shared by the process: one upsert per bank
         self._env = env
+        self._hits: dict[str, int] = {}  # thread -> memories in its latest recall block
         self._turns = TurnBuffer(
             redis,
             keys,
@@ -194,6 +205,7 @@ class HindsightProvider(MemoryProvider):
         found = fair_merge(await self._recall_banks([banks.user, banks.work], query))
         if self.injection.include_builtin:  # those entries are in the snapshot already
             found = [m for m in found if MIRROR_TAG not in m.tags]
+        self._hits[thread_id] = len(found)
         return render(
             found,
             tag=self.injection.context_tag,
@@ -203,6 +215,10 @@ class HindsightProvider(MemoryProvider):
                 self.config.retain_user_prefix, self.config.retain_assistant_prefix
             ),
         )
+
+    def take_recall_hits(self, thread_id: str) -> int | None:
+        """How many memories the thread's latest recall found, once (for its event's record)."""
+        return self._hits.pop(thread_id, None)
 
     async def _recall_banks(self, banks: list[str], query: str) -> list[list[Memory]]:
         """Each bank's memories, asked concurrently; a bank that fails is left out (and
@@ -393,31 +409,18 @@ class HindsightProvider(MemoryProvider):
         allowed = ("user", "work", "both") if name == "hindsight_recall" else ("user", "work")
         if scope not in allowed:
             return {"success": False, "error": f"Invalid scope {scope!r}."}
-        banks = self.banks(thread_id)
-        chosen = {"user": [banks.user], "work": [banks.work], "both": [banks.user, banks.work]}
         text_arg = "content" if name == "hindsight_retain" else "query"
         text = args.get(text_arg)
         if not isinstance(text, str) or not text.strip():
             return {"success": False, "error": f"'{text_arg}' is required."}
-        if name == "hindsight_recall":
-            found = await self._recall_banks(chosen[scope], text)
-            merged = [m for m in fair_merge(found) if not self._scanner.findings(m.text)]
-            return {
-                "success": True,
-                "results": [
-                    {"text": m.text, "date": (m.mentioned_at or "")[:10] or None}
-                    for m in merged[:10]
-                ],
-            }
-        if name == "hindsight_reflect":
-            answer = await self._client.reflect(
-                chosen[scope][0], text, budget=self.config.recall_budget
-            )
-            return {"success": True, "answer": answer.get("text", answer)}
+        if name in ("hindsight_recall", "hindsight_reflect"):
+            mode = "recall" if name == "hindsight_recall" else "reflect"
+            found = await self.search(text, mode=mode, scope=scope, thread_id=thread_id)
+            return {"success": True, **found}
         if name == "hindsight_retain":
             if problem := self.refusal(text):
                 return {"success": False, "error": problem}
-            bank, fact = chosen[scope][0], text.strip()
+            bank, fact = self._scoped(scope, thread_id)[0], text.strip()
             doc = fact_document_id(fact)
             if self._jobs is None:
                 await self.retain_fact(bank, fact, doc)
@@ -453,6 +456,67 @@ class HindsightProvider(MemoryProvider):
             await self._ensure_bank(bank)
             await self._client.retain(bank, new, run_async=self.config.retain_async)
         return {item.document_id for item in new if item.document_id is not None}
+
+    def _scoped(self, scope: str, thread_id: str = DEFAULT_THREAD) -> list[str]:
+        """The banks a scope names; ``both`` is the work bank alone for a single-bank call."""
+        banks = self.banks(thread_id)
+        return {"user": [banks.user], "work": [banks.work]}.get(scope, [banks.user, banks.work])
+
+    async def search(
+        self, query: str, *, mode: str, scope: str, thread_id: str = DEFAULT_THREAD
+    ) -> dict[str, Any]:
+        """A recall (best matches, scanned) or a reflect (an answer) on this user's banks.
+
+        Raises :class:`HindsightError` when Hindsight cannot answer.
+        """
+        banks = self._scoped(scope, thread_id)
+        if mode == "recall":
+            found = await self._recall_banks(banks, query)
+            merged = [m for m in fair_merge(found) if not self._scanner.findings(m.text)]
+            return {
+                "results": [
+                    {"text": m.text, "date": (m.mentioned_at or "")[:10] or None}
+                    for m in merged[:MAX_SEARCH_RESULTS]
+                ]
+            }
+        bank = banks[0] if scope != "both" else banks[1]
+        try:
+            answer = await self._client.reflect(bank, query, budget=self.config.recall_budget)
+        except HindsightRejected as exc:
+            if exc.status != 404:
+                raise
+            return {"answer": None}  # a bank nothing was retained into yet knows nothing
+        return {"answer": answer.get("text", answer)}
+
+    def status(self) -> dict[str, Any]:
+        banks = self.banks()
+        return {
+            "enabled": True,
+            "memory_mode": self.config.memory_mode,
+            "banks": {"user": banks.user, "work": banks.work},
+        }
+
+    async def reachable(self) -> bool:
+        return await self._client.health()
+
+    async def clear_bank(self, bank: str, *, confirm: str) -> None:
+        """Empty one of this (user, agent)'s banks, named twice; a later retain creates it anew.
+
+        Raises :class:`PermissionDeniedError` for a bank that is not theirs and
+        :class:`ConfirmationError` when ``confirm`` does not repeat ``bank``.
+        """
+        if bank not in self._scoped("both"):
+            raise PermissionDeniedError(f"'{bank}' is not one of this user's banks")
+        if confirm != bank:
+            raise ConfirmationError(
+                f"clearing a bank needs confirm to repeat its name exactly ('{bank}')"
+            )
+        try:
+            await self._client.delete_bank(bank)
+        except HindsightRejected as exc:
+            if exc.status != 404:  # a bank never created is as empty as a cleared one
+                raise
+        self._upserted.pop(bank, None)  # its missions are sent again when it is recreated
 
     async def retain_fact(self, bank: str, content: str, document_id: str) -> None:
         await self._ensure_bank(bank)

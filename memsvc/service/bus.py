@@ -218,6 +218,30 @@ class EventBus:
             )
         return redriven
 
+    async def backlog(self) -> dict[str, dict[str, int]]:
+        """Work waiting (events not yet done, background jobs queued) and work given up on."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.xlen(self._keys.events)
+            pipe.zcard(self._keys.job_queue)
+            pipe.llen(self._keys.dead_events)
+            pipe.llen(self._keys.dead_jobs)
+            events, jobs, dead_events, dead_jobs = await pipe.execute()
+        return {
+            "queue": {"events": int(events), "jobs": int(jobs)},
+            "dead_letters": {"events": int(dead_events), "jobs": int(dead_jobs)},
+        }
+
+    async def live_workers(self, within_ms: int) -> int:
+        """Consumers that read the stream within the last ``within_ms``: a blocked read
+        counts, so an idle worker is live and one that died or froze is not."""
+        try:
+            consumers = await self._redis.xinfo_consumers(
+                self._keys.events, self._keys.workers_group
+            )
+        except ResponseError:  # no stream or group yet: no worker ever joined
+            return 0
+        return sum(1 for consumer in consumers if int(consumer["idle"]) < within_ms)
+
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)
         return int(info["pending"]) if info else 0

@@ -25,8 +25,16 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
+from memsvc import telemetry
 from memsvc.errors import is_retryable
-from memsvc.events import Event, InvalidEvent, MemoryWriteEvent, SyncTurnEvent, decode
+from memsvc.events import (
+    EntryEditEvent,
+    Event,
+    InvalidEvent,
+    MemoryWriteEvent,
+    SyncTurnEvent,
+    decode,
+)
 from memsvc.redisconn import Outage, cancel_and_wait
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
@@ -219,7 +227,8 @@ class Consumer:
                 async with asyncio.timeout(self._event_timeout):
                     handled = await self._handlers.handle(event)
         except Exception as exc:
-            await self._failed(delivery, event, exc, base)
+            outcome = await self._failed(delivery, event, exc, base)
+            telemetry.current().event_done(event.type, outcome, time.perf_counter() - started)
             return
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
@@ -233,20 +242,22 @@ class Consumer:
             for action in handled.after_reply:  # before the ack: a crash here is redelivered
                 await action()
         await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply)
+        telemetry.current().event_done(event.type, "ok", time.perf_counter() - started)
 
     async def _failed(
         self, delivery: Delivery, event: Event, exc: Exception, base: dict[str, Any]
-    ) -> None:
+    ) -> str:
+        """Record the failure; the outcome: ``error`` (delivered again later) or ``dead``."""
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         # a failure a retry cannot fix is answered at once instead of redelivered
         final = not is_retryable(exc) or delivery.deliveries >= self._max_deliveries
         log.error("event_failed", event_id=event.id, type=event.type, error=error, final=final)
         if not final:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
-            return  # left pending: claimed and retried after claim_idle
+            return "error"  # left pending: claimed and retried after claim_idle
         reply_to = self._inbox(event.reply_to)
         reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
-        if isinstance(event, MemoryWriteEvent):  # its caller may look the outcome up later
+        if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
             parked = Receipt({"success": False, "error": error, "parked": True}, "memory", [])
             await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
         await self._bus.finish(
@@ -256,9 +267,11 @@ class Consumer:
             reply=reply,
             dead={"error": error, "event_id": event.id},
         )
+        return "dead"
 
     async def _invalid(self, delivery: Delivery, invalid: InvalidEvent) -> None:
         log.warning("event_invalid", stream_id=delivery.stream_id, reason=invalid.reason)
+        telemetry.current().event_done("?", "invalid", 0.0)  # its type names nothing known
         reply_to = self._inbox(invalid.field("reply_to"))
         event_id = invalid.field("id") or delivery.stream_id
         record = LogRecord(

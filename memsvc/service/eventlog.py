@@ -201,19 +201,50 @@ class EventLog:
         log come at the cost of what lies after them, not of the whole log.
         """
         found: list[LogEntry] = []
-        cursor = "+"
-        while len(found) < count:
-            rows = await self._redis.xrevrange(self._key, max=cursor, min="-", count=batch)
-            for stream_id, raw in rows:
-                entry = _entry(stream_id, raw)
+        if count > 0:
+            async for entry in self._backwards("+", batch):
                 if where is None or where(entry):
                     found.append(entry)
                     if len(found) == count:
                         break
-            if len(rows) < batch:
-                break
-            cursor = "(" + rows[-1][0].decode()
         return found[::-1]
+
+    async def page(
+        self,
+        where: Callable[[LogEntry], bool],
+        *,
+        before: str = "+",
+        limit: int,
+        scan: int,
+    ) -> tuple[list[LogEntry], str | None]:
+        """Up to ``limit`` entries ``where`` accepts, newest first, older than the stream id
+        ``before`` (``+``: from the end), looking at ``scan`` entries at most.
+
+        Returns them with the cursor the next page starts before, ``None`` once the log's
+        start is reached: one user's page of a long shared log costs a bounded read even
+        when few of its entries are theirs.
+        """
+        found: list[LogEntry] = []
+        scanned = 0
+        start = before if before == "+" else f"({before}"
+        async for entry in self._backwards(start, min(500, scan)):
+            scanned += 1
+            if where(entry):
+                found.append(entry)
+            if len(found) == limit or scanned == scan:
+                return found, entry.stream_id
+        return found, None
+
+    async def _backwards(self, start: str, batch: int) -> AsyncIterator[LogEntry]:
+        """Entries from ``start`` (``+`` or an exclusive ``(id``) back to the log's start."""
+        cursor = start
+        while True:
+            rows = await self._redis.xrevrange(self._key, max=cursor, min="-", count=batch)
+            for stream_id, raw in rows:
+                yield _entry(stream_id, raw)
+            if len(rows) < batch:
+                return
+            cursor = "(" + rows[-1][0].decode()
 
     async def follow(self, after: str = "$", block_ms: int = 1000) -> AsyncIterator[LogEntry]:
         """Entries appended after ``after``, as they come; runs until cancelled."""

@@ -3,13 +3,18 @@
 Each handler returns the reply for the waiting caller (if any), the detail for
 the event log, and the work to do once the reply is on its way (mirroring a
 builtin write). Identity always comes from the envelope.
+
+A person's requests (the gateway's: reading and editing entries, config, status,
+search, clearing a bank) that cannot be granted are answered with a refusal the
+client raises as its error (:func:`memsvc.events.refusal`), not failed and parked
+as an event no worker could process.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,23 +22,41 @@ import structlog
 
 from memsvc.builtin.snapshot import ThreadRead
 from memsvc.builtin.tool import ToolOutcome
-from memsvc.config import MemoryConfig
+from memsvc.config import MemoryConfig, shown
+from memsvc.errors import (
+    DependencyUnavailableError,
+    InvalidInputError,
+    NotFoundError,
+    RequestRefusedError,
+)
 from memsvc.events import (
+    BankClearEvent,
+    ConfigReadEvent,
+    ConfigUpdateEvent,
+    EntryEditEvent,
     Event,
+    MemoryReadEvent,
     MemoryWriteEvent,
     PrefetchEvent,
+    SearchEvent,
     SessionSwitchEvent,
     SnapshotReloadEvent,
+    StatusEvent,
     SyncTurnEvent,
     ToolCallEvent,
     ToolSchemasEvent,
+    refusal,
 )
+from memsvc.hindsight.client import HindsightError
+from memsvc.hindsight.provider import HindsightProvider
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.paths import TARGETS
 from memsvc.service.manager import MemoryManager
 from memsvc.service.runtime import Runtime
 
 log = structlog.get_logger(__name__)
+
+RECALL_HITS_SCAN = 1000  # newest log records a status looks through for the latest recall
 
 
 class WriteDeferred(Exception):
@@ -93,7 +116,89 @@ class EventHandlers:
         if isinstance(event, SnapshotReloadEvent):
             snapshot = await manager.builtin.reload(event.thread_id)
             return Handled(reply={"text": snapshot.text, "taken_at": snapshot.taken_at})
+        if isinstance(event, EntryEditEvent):
+            receipt = self._rt.receipts.for_event(event.user_id, event.id)
+            outcome = await manager.builtin.edit_entry(event.payload, receipt=receipt)
+            return self._written(event, manager, outcome)
+        if isinstance(event, MemoryReadEvent):
+            return await self._answer(self._memory_read(manager))
+        if isinstance(event, ConfigReadEvent | ConfigUpdateEvent):
+            return await self._answer(self._config(event))
+        if isinstance(event, StatusEvent):
+            return await self._answer(self._status(event, manager))
+        if isinstance(event, SearchEvent | BankClearEvent):
+            return await self._answer(self._hindsight_request(event, manager))
         raise AssertionError(f"no handler for {type(event).__name__}")
+
+    async def _answer(self, work: Coroutine[Any, Any, dict[str, Any]]) -> Handled:
+        """A person's request: its reply, or a refusal that says why (see the module doc)."""
+        try:
+            reply = await work
+        except HindsightError as exc:
+            return self._refused(DependencyUnavailableError(f"Hindsight: {exc}"))
+        except (RequestRefusedError, InvalidInputError) as exc:
+            return self._refused(exc)
+        return Handled(reply=reply)
+
+    @staticmethod
+    def _refused(exc: RequestRefusedError | InvalidInputError) -> Handled:
+        reply = refusal(exc)
+        return Handled(reply=reply, detail={"refused": reply["refused"]["kind"], "error": str(exc)})
+
+    async def _memory_read(self, manager: MemoryManager) -> dict[str, Any]:
+        return {**await manager.builtin.view(), "hindsight_status": _hindsight_status(manager)}
+
+    async def _config(self, event: ConfigReadEvent | ConfigUpdateEvent) -> dict[str, Any]:
+        rt = self._rt
+        if isinstance(event, ConfigUpdateEvent):
+            async with rt.key_locks.hold_key(rt.keys.config_lock(event.user_id)):
+                effective = await rt.configs.update_user(event.user_id, event.payload.changes)
+        else:
+            effective = await rt.configs.effective(event.user_id)  # a broken file: refused
+        return shown(
+            effective,
+            hindsight_url=rt.settings.hindsight_url,
+            api_key_from_env=rt.settings.hindsight_api_key is not None,
+        )
+
+    async def _status(self, event: StatusEvent, manager: MemoryManager) -> dict[str, Any]:
+        hindsight = _hindsight_status(manager)
+        if isinstance(manager.external, HindsightProvider):
+            hindsight["reachable"] = await manager.external.reachable()
+            hindsight["last_recall_hits"] = await self._last_recall_hits(event)
+        return {
+            "providers": [provider.name for provider in manager.providers],
+            "hindsight": hindsight,
+            **await self._rt.bus.backlog(),
+        }
+
+    async def _last_recall_hits(self, event: StatusEvent) -> int | None:
+        """What the agent's latest recall found, from its prefetch's record in the log."""
+        entries, _ = await self._rt.log.page(
+            lambda entry: (
+                entry.type == "prefetch"
+                and entry.user_id == event.user_id
+                and entry.agent_id == event.agent_id
+                and "recall_hits" in entry.detail
+            ),
+            limit=1,
+            scan=RECALL_HITS_SCAN,
+        )
+        return int(entries[0].detail["recall_hits"]) if entries else None
+
+    async def _hindsight_request(
+        self, event: SearchEvent | BankClearEvent, manager: MemoryManager
+    ) -> dict[str, Any]:
+        external = manager.external
+        if not isinstance(external, HindsightProvider):
+            raise NotFoundError("Hindsight is not configured for this user")
+        if isinstance(event, SearchEvent):
+            p = event.payload
+            return await external.search(
+                p.query, mode=p.mode, scope=p.scope, thread_id=event.thread_id
+            )
+        await external.clear_bank(event.payload.bank, confirm=event.payload.confirm)
+        return {"cleared": event.payload.bank}
 
     async def _enter_thread(
         self,
@@ -180,14 +285,16 @@ class EventHandlers:
             if config.security.streaming_scrubber
             else None,
         }
-        return Handled(
-            reply=reply,
-            detail={
-                "skipped": result.skipped,
-                "timings_ms": result.timings_ms,
-                "chars": len(result.text),
-            },
-        )
+        detail: dict[str, Any] = {
+            "skipped": result.skipped,
+            "timings_ms": result.timings_ms,
+            "chars": len(result.text),
+        }
+        if isinstance(manager.external, HindsightProvider):
+            hits = manager.external.take_recall_hits(event.thread_id)
+            if hits is not None:
+                detail["recall_hits"] = hits
+        return Handled(reply=reply, detail=detail)
 
     async def _memory_write(
         self, event: MemoryWriteEvent | ToolCallEvent, manager: MemoryManager, args: Any
@@ -196,6 +303,15 @@ class EventHandlers:
         outcome: ToolOutcome = await manager.memory_write(
             args, thread_id=event.thread_id, receipt=receipt
         )
+        return self._written(event, manager, outcome)
+
+    def _written(
+        self,
+        event: MemoryWriteEvent | ToolCallEvent | EntryEditEvent,
+        manager: MemoryManager,
+        outcome: ToolOutcome,
+    ) -> Handled:
+        """A write's reply and record; a write that could not be applied now is deferred."""
         if outcome.result.get("retryable"):
             raise WriteDeferred(outcome.result.get("error", "not applied"))
 
@@ -256,3 +372,9 @@ class EventHandlers:
                 "at": time.time(),
             }
         )
+
+
+def _hindsight_status(manager: MemoryManager) -> dict[str, Any]:
+    if isinstance(manager.external, HindsightProvider):
+        return manager.external.status()
+    return {"enabled": False, "memory_mode": None, "banks": None}

@@ -1,8 +1,9 @@
 """Replay: re-apply a slice of the event log to a data dir, and compare the result.
 
-The log holds every ``memory_write`` exactly as it arrived, with where the store
-applied it among its file's writes; applying the same events in that order to the
-same starting files gives the same bytes. That
+The log holds every write (``memory_write``, and ``entry_edit`` from the
+gateway) exactly as it arrived, with where the store applied it among its file's
+writes; applying the same events in that order to the same starting files gives
+the same bytes. That
 is how a write path bug is reproduced ("what did these events do?"), and how
 files are rebuilt from a backup plus the log. Writes run through the same
 manager, store and scanner as in a worker, on an in-memory Redis, so nothing
@@ -18,10 +19,13 @@ from typing import Any
 
 import fakeredis
 
+from memsvc.events import EntryEditPayload
 from memsvc.paths import DataLayout, Target
 from memsvc.service.eventlog import EventLog, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
+
+WRITES = ("memory_write", "entry_edit")  # the events that change files
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class Slice:
     def wants(self, entry: LogEntry) -> bool:
         return (
             entry.outcome == "ok"
-            and entry.type == "memory_write"
+            and entry.type in WRITES
             and entry.event is not None
             and (self.user_id is None or entry.user_id == self.user_id)
             and (self.since is None or entry.at >= self.since)
@@ -92,9 +96,13 @@ async def replay(
                 report.too_large += 1
                 continue
             memory = await runtime.memory(event["user_id"], event["agent_id"])
-            outcome = await memory.manager.memory_write(
-                event["payload"]["args"], thread_id=event["thread_id"]
-            )
+            if entry.type == "entry_edit":
+                edit = EntryEditPayload.model_validate(event["payload"])
+                outcome = await memory.manager.builtin.edit_entry(edit)
+            else:
+                outcome = await memory.manager.memory_write(
+                    event["payload"]["args"], thread_id=event["thread_id"]
+                )
             report.events += 1
             logged = entry.detail.get("result")
             if logged == outcome.result:

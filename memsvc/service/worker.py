@@ -9,6 +9,9 @@ background job starts, and jobs are short so that a killed job is re-run soon.
 Redis may restart or fail over under a running worker: the consumer's read
 loop waits it out, and so does the job loop here (:class:`ResilientWorker`),
 where arq alone would end the process on the first ``ConnectionError``.
+
+With ``memsvc worker --metrics-port`` the worker also serves its Prometheus
+metrics (:mod:`memsvc.gateway.metrics`, the gateway extra).
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ async def startup(ctx: dict[str, Any]) -> None:
         ),
     )
     await runtime.warm_up()  # before the first event: its prefetch must not pay for it
+    if ctx.get("metrics") is not None:
+        from memsvc.gateway.metrics import serve_for_worker
+
+        host, port = ctx["metrics"]
+        ctx["metrics_task"] = asyncio.create_task(serve_for_worker(runtime.bus, host, port))
     consumer = Consumer(runtime)
     ctx.update(
         runtime=runtime,
@@ -71,6 +79,8 @@ async def shutdown(ctx: dict[str, Any]) -> None:
     await consumer.stop(SHUTDOWN_GRACE_SECONDS)
     task: asyncio.Task[None] = ctx["consumer_task"]
     await cancel_and_wait(task)
+    if "metrics_task" in ctx:
+        await cancel_and_wait(ctx["metrics_task"])
     runtime: Runtime = ctx["runtime"]
     await runtime.aclose()
     await runtime.redis.aclose()
@@ -135,6 +145,8 @@ class ResilientWorker(Worker):
                 raise
 
 
-def run(*, burst: bool = False) -> None:
-    """Run one worker process until SIGTERM (or, with ``burst``, an empty job queue)."""
-    ResilientWorker(**{**get_kwargs(WorkerSettings), "burst": burst}).run()  # type: ignore[arg-type]
+def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
+    """Run one worker process until SIGTERM (or, with ``burst``, an empty job queue);
+    ``metrics``: the (host, port) to serve its metrics on."""
+    settings = get_kwargs(WorkerSettings)  # type: ignore[arg-type]
+    ResilientWorker(**{**settings, "burst": burst, "ctx": {"metrics": metrics}}).run()

@@ -47,6 +47,7 @@ class FileState:
 
     data: bytes | None
     fingerprint: str
+    modified: float | None = None  # its mtime (unix seconds), when it exists
 
 
 def ensure_root(root: str) -> None:
@@ -163,7 +164,9 @@ def read_file_now(path: Anchored) -> FileState:
         os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise UnsafeFileError(f"'{path.relative}' in the data dir grew over the byte cap")
-    return FileState(data, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data))
+    return FileState(
+        data, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data), info.st_mtime
+    )
 
 
 def open_lock_file(path: Anchored) -> int:

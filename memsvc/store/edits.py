@@ -7,6 +7,11 @@ state after the operations (after the whole batch for ``operations[]``), except
 that removals alone are always allowed (they can only shrink a store that was
 over its limit from a hand edit), and a batch is all-or-nothing. A replace that
 makes two entries equal merges them, so a store never holds duplicates.
+
+A person's edit (the gateway) names its entry by position instead, with the hash
+of the entry as it was read: applied under the writer lock to the file as it is
+then, an entry that moved or changed meanwhile is refused (``stale``), never the
+wrong one edited.
 """
 
 from __future__ import annotations
@@ -14,21 +19,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from memsvc.store.memfile import HANDLE_PATTERN, char_count, entry_handle
+from memsvc.store.memfile import HANDLE_PATTERN, char_count, entry_handle, entry_hash
 
 Action = Literal["add", "replace", "remove"]
 RejectKind = Literal[
-    "missing_content", "missing_old_text", "no_match", "ambiguous", "over_limit", "blocked"
+    "missing_content",
+    "missing_old_text",
+    "no_match",
+    "ambiguous",
+    "over_limit",
+    "blocked",
+    "stale",
 ]
 
 
 @dataclass(frozen=True)
+class EntryRef:
+    """An entry by its position and the hash of the entry as the caller read it."""
+
+    index: int
+    expect: str
+
+
+@dataclass(frozen=True)
 class Op:
-    """One add, replace or remove, as the tool's arguments give it."""
+    """One add, replace or remove, as the tool's arguments give it (or by position: ``at``)."""
 
     action: Action
     content: str = ""  # stripped
     old_text: str = ""  # stripped
+    at: EntryRef | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,14 @@ def _find(entries: list[str], index: int, op: Op) -> int:
     return hits[0]
 
 
+def _at(entries: list[str], index: int, op: Op) -> int:
+    assert op.at is not None
+    position = op.at.index
+    if position >= len(entries) or entry_hash(entries[position]) != op.at.expect:
+        raise EditRejected("stale", op_index=index, op=op)
+    return position
+
+
 def _apply_one(working: list[str], index: int, op: Op) -> Change | None:
     if op.action == "add":
         if not op.content:
@@ -100,11 +128,11 @@ def _apply_one(working: list[str], index: int, op: Op) -> Change | None:
             return None  # an exact duplicate is a successful no-op
         working.append(op.content)
         return Change("add", op.content)
-    if not op.old_text:
+    if not op.old_text and op.at is None:
         raise EditRejected("missing_old_text", op_index=index, op=op)
     if op.action == "replace" and not op.content:
         raise EditRejected("missing_content", op_index=index, op=op)
-    position = _find(working, index, op)
+    position = _find(working, index, op) if op.at is None else _at(working, index, op)
     previous = working[position]
     if op.action == "remove":
         working.pop(position)

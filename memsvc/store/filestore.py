@@ -158,6 +158,14 @@ def _placed(outcome: Applied | Exception, position: FilePosition) -> Applied | E
     return Written(outcome.entries, outcome.changes, position=position)
 
 
+@dataclass(frozen=True)
+class StoredFile:
+    """A file's entries as served, and when the file on disk last changed (``None``: none yet)."""
+
+    entries: list[str]
+    modified: float | None
+
+
 def new_batches() -> WriteBatches[_Write, Applied]:
     """The write queues one process shares between its stores."""
     return WriteBatches()
@@ -207,6 +215,16 @@ class BuiltinStore:
     ) -> dict[Target, list[str]]:
         """The entries of ``targets`` as served: their journal heads in one round trip, or
         none when the caller read them already (``heads``)."""
+        files = await self.files(targets, heads=heads)
+        return {target: stored.entries for target, stored in files.items()}
+
+    async def files(
+        self,
+        targets: Sequence[Target] = TARGETS,
+        *,
+        heads: Mapping[Target, Head | None] | None = None,
+    ) -> dict[Target, StoredFile]:
+        """:meth:`read_all`, with each file's modification time."""
         reading = asyncio.ensure_future(read_files([self._files[target] for target in targets]))
         try:
             if self._journal is None:
@@ -216,13 +234,13 @@ class BuiltinStore:
         except BaseException:
             await asyncio.gather(reading, return_exceptions=True)
             raise
-        entries: dict[Target, list[str]] = {}
+        files: dict[Target, StoredFile] = {}
         for target, state in zip(targets, await reading, strict=True):
             current = CurrentFile(state, heads[target])
             if current.lagging:
                 self._repair_soon(target)
-            entries[target] = parse(current.data).entries
-        return entries
+            files[target] = StoredFile(parse(current.data).entries, state.modified)
+        return files
 
     async def write(
         self,

@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
+from memsvc import telemetry
 from memsvc.errors import LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -154,6 +155,7 @@ class RedisLocks:
                 found = await self._acquire(name, token, reads, deadline)
             except RedisError as exc:
                 raise LockUnavailableError(f"cannot reach Redis for the lock: {exc}") from exc
+            telemetry.current().lock_waited("redis", self._wait - (deadline - time.monotonic()))
             lease = _RedisLease(Fence(name, token, self._lease_ms), found)
             try:
                 yield lease
@@ -276,6 +278,7 @@ class FileLocks:
                             f"{lock_file.relative!r} stayed busy for {self._wait:g}s"
                         )
                     await asyncio.sleep(self._poll)
+                telemetry.current().lock_waited("file", self._wait - (deadline - time.monotonic()))
                 yield _HeldLease()
             finally:
                 os.close(fd)  # closing the descriptor releases the flock

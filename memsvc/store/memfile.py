@@ -68,11 +68,19 @@ def entry_problem(content: str) -> str | None:
     return None
 
 
+def entry_hash(entry: str) -> str:
+    """The start of the entry's SHA-256: names one version of an entry without its text.
+
+    An edit by index carries the hash of the entry it was read as, so that an entry
+    changed meanwhile is refused instead of overwritten.
+    """
+    return hashlib.sha256(entry.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 def entry_handle(entry: str) -> str:
     """``blocked:1a2b3c4d``: names an entry the prompt does not show, without its text.
 
     The tool accepts it as ``old_text``, so the model can remove or replace an entry it
     only ever saw as a placeholder.
     """
-    digest = hashlib.sha256(entry.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"blocked:{digest[:8]}"
+    return f"blocked:{entry_hash(entry)[:8]}"

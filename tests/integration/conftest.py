@@ -49,13 +49,14 @@ class WorkerPool:
             }
         )
 
-    async def start(self, count: int = 1) -> None:
+    async def start(self, count: int = 1, *args: str) -> None:
+        """``count`` more workers, each run as ``memsvc worker ARGS``."""
         for _ in range(count):
             n = len(self.procs)
             out = open(self.log_dir / f"worker-{n}.log", "wb")  # noqa: SIM115
             self.procs.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "memsvc.cli", "worker"],
+                    [sys.executable, "-m", "memsvc.cli", "worker", *args],
                     env=self.env,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -208,7 +209,7 @@ class RedisServer:
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     data_dir = tmp_path / "redis"
     data_dir.mkdir()
-    server = RedisServer(_free_port(), data_dir)
+    server = RedisServer(free_port(), data_dir)
     server.start()
     yield server
     server.stop()
@@ -262,7 +263,7 @@ class HindsightServer:
         os.kill(state["pids"]["embed"], signal.SIGSTOP if paused else signal.SIGCONT)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -284,7 +285,7 @@ def hindsight_server() -> Iterator[HindsightServer]:
     if install.returncode != 0:  # a missing server is a failure, never a skip
         pytest.fail(f"could not install hindsight-api:\n{install.stderr[-3000:]}")
     data_dir = Path(tempfile.mkdtemp(prefix="memsvc-hindsight-"))
-    port = str(_free_port())
+    port = str(free_port())
     start = subprocess.run(
         [sys.executable, str(SERVER_SCRIPT), "start", "--port", port, "--data-dir", str(data_dir)],
         capture_output=True,

@@ -273,3 +273,27 @@ def test_migrate_all_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert b"3/3" in shown and b"user" in shown  # the bar, on the terminal
     assert b"3/3" not in out  # and not in the report
+
+
+def test_token_add_prints_a_token_once_and_keeps_only_its_hash(
+    capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    code, out, err = run(capsys, "token", "add", "--user", "alice", "--admin")
+    assert code == 0 and "shown this once" in err
+    added = json.loads(out)
+    assert added["user_id"] == "alice" and added["admin"] is True
+    assert added["token"].encode() not in (data_dir / "gateway_tokens.json").read_bytes()
+    code, out, _ = run(capsys, "token", "list")
+    assert code == 0
+    assert json.loads(out) == [{k: v for k, v in added.items() if k != "token"}]
+    assert added["token"] not in out
+    code, out, _ = run(capsys, "token", "revoke", added["id"])
+    assert code == 0 and json.loads(out) == {"revoked": added["id"]}
+    assert json.loads(run(capsys, "token", "list")[1]) == []
+    code, _, err = run(capsys, "token", "revoke", added["id"])
+    assert code == 2 and f"no token with id '{added['id']}'" in err
+
+
+def test_a_token_for_an_unsafe_user_id_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "token", "add", "--user", "../bob")
+    assert code == 2 and "user_id" in err

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.store.edits import Change, EditRejected, Op, apply
+from memsvc.store.edits import Change, EditRejected, EntryRef, Op, apply
+from memsvc.store.memfile import entry_hash
 
 
 def test_add_appends_and_reports_the_change() -> None:
@@ -97,3 +98,29 @@ def test_missing_fields_are_rejected(op: Op, kind: str) -> None:
     with pytest.raises(EditRejected) as info:
         apply(["a"], [op], 100)
     assert info.value.kind == kind
+
+
+def test_an_edit_by_position_applies_to_the_entry_that_still_has_its_hash() -> None:
+    entries = ["likes tea", "lives in Paris"]
+    at = EntryRef(1, entry_hash("lives in Paris"))
+    applied = apply(entries, [Op("replace", "lives in Rome", at=at)], 100)
+    assert applied.entries == ["likes tea", "lives in Rome"]
+    assert apply(entries, [Op("remove", at=at)], 100).entries == ["likes tea"]
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        EntryRef(0, entry_hash("lives in Paris")),  # another entry sits at that position now
+        EntryRef(1, entry_hash("lives in Paris!")),  # the entry changed since it was read
+        EntryRef(2, entry_hash("lives in Paris")),  # the position is past the end
+    ],
+)
+def test_an_edit_by_position_whose_entry_changed_is_stale_and_changes_nothing(
+    at: EntryRef,
+) -> None:
+    entries = ["likes tea", "lives in Paris"]
+    with pytest.raises(EditRejected) as info:
+        apply(entries, [Op("remove", at=at)], 100)
+    assert info.value.kind == "stale"
+    assert entries == ["likes tea", "lives in Paris"]

@@ -34,6 +34,8 @@ WORKER_SIDE = (
 
 # An agent framework is the agent author's choice: the client never brings one along.
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
+# The gateway's server side (memsvc[gateway]): only `memsvc serve` and a worker's metrics use it.
+SERVER = ("fastapi", "starlette", "uvicorn", "prometheus_client", "memsvc.gateway")
 
 
 def _loaded(module: str) -> list[str]:
@@ -55,7 +57,21 @@ def test_importing_the_client_loads_nothing_of_the_worker_side() -> None:
     loaded = _loaded("memsvc.client")
     assert _among(loaded, WORKER_SIDE) == []
     assert _among(loaded, FRAMEWORKS) == []
-    assert _among(_loaded("memsvc"), FRAMEWORKS) == []
+    assert _among(loaded, SERVER) == []
+    assert _among(_loaded("memsvc"), FRAMEWORKS + SERVER) == []
+
+
+def test_the_http_client_brings_httpx_and_nothing_of_a_server() -> None:
+    loaded = _loaded("memsvc.gateway.http_client")
+    assert _among(loaded, tuple(name for name in WORKER_SIDE if name != "httpx")) == []
+    assert _among(loaded, ("fastapi", "starlette", "uvicorn", "prometheus_client")) == []
+    client_side = {m for m in _loaded("memsvc.client") if m.startswith("memsvc")}
+    ours = {m for m in loaded if m == "memsvc" or m.startswith("memsvc.")}
+    assert ours - client_side == {
+        "memsvc.gateway",
+        "memsvc.gateway.http_client",
+        "memsvc.gateway.statuses",
+    }
 
 
 def test_the_langchain_middleware_loads_only_the_client_side_of_memsvc() -> None:

@@ -243,3 +243,24 @@ async def test_writes_racing_for_one_file_replay_in_the_order_they_were_applied(
     # they were when the call came in, which nothing orders.
     by_id = {e.event_id: e for e in records}
     assert [d for d in report.different_results if "position" in by_id[d["event_id"]].detail] == []
+
+
+async def test_a_persons_edits_by_index_replay_like_the_models_writes(
+    service: Service, tmp_path: Path
+) -> None:
+    client = service.client
+    await write_some(service)
+    shown = await client.get_memory("u1", "a1")
+    ada, tea = shown["user_md"]
+    await client.replace_memory_entry("u1", "a1", "user", 1, "Likes oolong", expect=tea["hash"])
+    await client.remove_memory_entry("u1", "a1", "user", 0, expect=ada["hash"])
+    await client.add_memory_entry("u1", "a1", "memory", "from the UI")
+    report = await replay(
+        service.runtime.log,
+        Slice(user_id="u1"),
+        tmp_path / "replayed",
+        service.settings,
+        compare_with=service.settings.data_dir,
+    )
+    assert report.events == 7 and report.same_result == 7
+    assert set(report.files.values()) == {"same"}

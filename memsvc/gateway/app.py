@@ -1,0 +1,489 @@
+"""The gateway's routes: ``/api/memory/v2`` over one ``MemoryClient``, behind bearer tokens.
+
+The gateway is a client like any agent process: every route is a call of
+:class:`memsvc.client.MemoryClient` (an event for the workers, or a read of the
+event log), so a person's edit goes through the same store, lock, scanner,
+limits and event log as the model's ``memory`` tool. Without
+``MEMSVC_REDIS_URL`` the client runs its worker in this process.
+
+Who a request acts for comes from its token alone: a ``user_id`` in the query or
+the body must be the token's own user (else 403) unless the token is an admin's,
+which may name any user. Errors of :mod:`memsvc.errors` become HTTP statuses in
+one table (:mod:`memsvc.gateway.statuses`), always as ``{"detail": ...}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import structlog
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from memsvc.client import LOG_CURSOR, MemoryClient
+from memsvc.errors import (
+    AuthenticationError,
+    InvalidInputError,
+    MemsvcError,
+    PermissionDeniedError,
+)
+from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX
+from memsvc.gateway import auth, metrics, models
+from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
+from memsvc.gateway.statuses import detail_of, status_of
+from memsvc.ids import DEFAULT_AGENT, validate_id
+from memsvc.keys import Keys
+from memsvc.paths import DataLayout, Target
+from memsvc.redisconn import REDIS_DOWN, connect
+from memsvc.settings import ServiceSettings
+
+log = structlog.get_logger(__name__)
+
+PREFIX = "/api/memory/v2"
+NO_AUTH_USER = "default"
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The error statuses a route may answer, for its OpenAPI entry."""
+    always = (400, 401, 403, 422, 503)  # 400: a body that is not JSON
+    return {code: {"model": models.Error} for code in sorted({*always, *codes})}
+
+
+@dataclasses.dataclass
+class Gateway:
+    """What the routes share: the client, the tokens and whether auth is off."""
+
+    mem: MemoryClient
+    tokens: Tokens
+    no_auth: bool
+    ready_within_ms: int  # a worker that read the stream this recently is alive
+
+
+def _gateway(request: Request) -> Gateway:
+    gateway: Gateway = request.app.state.gateway
+    return gateway
+
+
+bearer = HTTPBearer(auto_error=False, description="a token from `memsvc token add`")
+
+
+async def caller(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Principal:
+    """The token's principal; a missing, unknown or revoked token is refused (logged, never
+    with the token itself)."""
+    gateway = _gateway(request)
+    if gateway.no_auth:
+        return Principal(NO_AUTH_USER)
+    client = request.client.host if request.client else None
+    if credentials is None:
+        log.warning(
+            "gateway_auth_failed", reason="no bearer token", path=request.url.path, client=client
+        )
+        raise AuthenticationError("a bearer token is required")
+    principal = await gateway.tokens.authenticate(credentials.credentials)
+    if principal is None:
+        log.warning(
+            "gateway_auth_failed",
+            reason="unknown, revoked or malformed token",
+            token_id=auth.token_id(credentials.credentials),
+            path=request.url.path,
+            client=client,
+        )
+        raise AuthenticationError("the token is not valid")
+    return principal
+
+
+async def admin(principal: Annotated[Principal, Depends(caller)]) -> Principal:
+    if not principal.admin:
+        raise PermissionDeniedError("this route needs an admin token")
+    return principal
+
+
+Caller = Annotated[Principal, Depends(caller)]
+UserQuery = Annotated[
+    str | None,
+    Query(max_length=128, description="another user (admin tokens only); default the token's"),
+]
+AgentQuery = Annotated[str, Query(max_length=128)]
+
+
+def acting_user(principal: Principal, *named: str | None) -> str:
+    """The user a request acts for: the token's, or the one it names if it may."""
+    names = {validate_id("user_id", name) for name in named if name is not None}
+    if len(names) > 1:
+        raise InvalidInputError("the query and the body name different users")
+    if not names:
+        return principal.user_id
+    (name,) = names
+    if name != principal.user_id and not principal.admin:
+        log.warning("gateway_forbidden", token_id=principal.token_id, named_user=name)
+        raise PermissionDeniedError("this token reaches only its own user's memory")
+    return name
+
+
+router = APIRouter(prefix=PREFIX)
+
+
+def _mem(request: Request) -> MemoryClient:
+    return _gateway(request).mem
+
+
+# -- a person's view ----------------------------------------------------------------------
+
+
+@router.get("", response_model=models.MemoryView, responses=_errors())
+async def get_memory(
+    request: Request, who: Caller, agent_id: AgentQuery = DEFAULT_AGENT, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Both files (entries with their index and hash), their usage and last change, Hindsight."""
+    return await _mem(request).get_memory(acting_user(who, user_id), agent_id)
+
+
+@router.post("/reload", response_model=models.Snapshot, responses=_errors())
+async def reload(
+    request: Request, body: models.Reload, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Refresh a thread's frozen snapshot from the files now."""
+    user = acting_user(who, user_id, body.user_id)
+    return {"text": await _mem(request).reload_snapshot(user, body.agent_id, body.thread_id)}
+
+
+@router.get("/config", response_model=models.ConfigView, responses=_errors())
+async def get_config(request: Request, who: Caller, user_id: UserQuery = None) -> dict[str, Any]:
+    """The effective config, the source of every field, the fields a user may override."""
+    return await _mem(request).get_memory_config(acting_user(who, user_id))
+
+
+@router.patch("/config", response_model=models.ConfigView, responses=_errors())
+async def patch_config(
+    request: Request, changes: dict[str, Any], who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Merge whitelisted fields into the user's overrides (``null`` removes one)."""
+    return await _mem(request).update_memory_config(acting_user(who, user_id), changes)
+
+
+@router.delete("/config/{field}", response_model=models.ConfigView, responses=_errors())
+async def delete_config_field(
+    request: Request,
+    who: Caller,
+    field: Annotated[str, Path(pattern=r"^[a-z_]{1,40}(\.[a-z_]{1,40}){0,3}$")],
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """Remove one field (``injection.enabled``) from the user's overrides."""
+    return await _mem(request).reset_memory_config(acting_user(who, user_id), field)
+
+
+@router.get("/status", response_model=models.Status, responses=_errors())
+async def status(
+    request: Request, who: Caller, agent_id: AgentQuery = DEFAULT_AGENT, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Providers, banks, Hindsight reachable and its latest recall's hits, queues, dead letters."""
+    return await _mem(request).memory_status(acting_user(who, user_id), agent_id)
+
+
+@router.post("/entries", status_code=201, response_model=models.WriteResult, responses=_errors())
+async def add_entry(
+    request: Request, body: models.EntryAdd, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Add an entry, as the ``memory`` tool would (an exact duplicate is a no-op)."""
+    user = acting_user(who, user_id)
+    return await _mem(request).add_memory_entry(user, body.agent_id, body.target, body.content)
+
+
+Index = Annotated[int, Path(ge=0, le=MAX_ENTRY_INDEX)]
+
+
+@router.put("/entries/{target}/{idx}", response_model=models.WriteResult, responses=_errors(409))
+async def replace_entry(
+    request: Request,
+    target: Target,
+    idx: Index,
+    body: models.EntryReplace,
+    who: Caller,
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """Replace the entry at ``idx``; 409 if it no longer has the hash ``expect``."""
+    return await _mem(request).replace_memory_entry(
+        acting_user(who, user_id), body.agent_id, target, idx, body.content, expect=body.expect
+    )
+
+
+@router.delete("/entries/{target}/{idx}", response_model=models.WriteResult, responses=_errors(409))
+async def remove_entry(
+    request: Request,
+    target: Target,
+    idx: Index,
+    who: Caller,
+    expect: Annotated[str, Query(pattern=ENTRY_HASH)],
+    agent_id: AgentQuery = DEFAULT_AGENT,
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """Remove the entry at ``idx``; 409 if it no longer has the hash ``expect``."""
+    return await _mem(request).remove_memory_entry(
+        acting_user(who, user_id), agent_id, target, idx, expect=expect
+    )
+
+
+@router.post("/search", response_model=models.SearchResult, responses=_errors(404))
+async def search(
+    request: Request, body: models.SearchRequest, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Hindsight recall (or ``mode: reflect``) on the caller's own banks."""
+    return await _mem(request).search_memory(
+        acting_user(who, user_id), body.agent_id, body.query, mode=body.mode, scope=body.scope
+    )
+
+
+@router.post("/bank/clear", response_model=models.Cleared, responses=_errors(400, 404))
+async def clear_bank(
+    request: Request, body: models.BankClear, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Empty one of the caller's banks; ``confirm`` must repeat ``bank``. Logged."""
+    return await _mem(request).clear_bank(
+        acting_user(who, user_id), body.agent_id, body.bank, confirm=body.confirm
+    )
+
+
+@router.get("/log", response_model=models.LogPage, responses=_errors())
+async def read_log(
+    request: Request,
+    who: Caller,
+    before: Annotated[str, Query(pattern=f"^({LOG_CURSOR.pattern})$")] = "+",
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    event_type: Annotated[str | None, Query(alias="type", max_length=32)] = None,
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """The caller's records of the event log, newest first; ``next`` pages on."""
+    return await _mem(request).read_log(
+        acting_user(who, user_id), before=before, limit=limit, event_type=event_type
+    )
+
+
+# -- agents not written in Python ---------------------------------------------------------
+
+
+@router.post("/agent/prefetch", response_model=models.PrefetchContext, responses=_errors())
+async def agent_prefetch(
+    request: Request, body: models.Prefetch, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """The memory to inject this turn; never fails because a provider is slow or down."""
+    ctx = await _mem(request).prefetch(
+        acting_user(who, user_id, body.user_id),
+        body.agent_id,
+        body.thread_id,
+        body.query,
+        deadline=body.deadline,
+    )
+    return dataclasses.asdict(ctx)
+
+
+@router.post(
+    "/agent/queue-prefetch", status_code=202, response_model=models.Published, responses=_errors()
+)
+async def agent_queue_prefetch(
+    request: Request, body: models.QueuePrefetch, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Prepare the next turn's recall now; answers once the request is queued."""
+    user = acting_user(who, user_id, body.user_id)
+    await _mem(request).queue_prefetch(user, body.agent_id, body.thread_id, body.query)
+    return {"event_id": None}
+
+
+@router.get("/agent/tools", response_model=models.ToolSchemas, responses=_errors())
+async def agent_tools(
+    request: Request, who: Caller, agent_id: AgentQuery, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """The tools the agent may offer its model (OpenAI function schemas)."""
+    return {"schemas": await _mem(request).tool_schemas(acting_user(who, user_id), agent_id)}
+
+
+@router.post("/agent/tool", response_model=dict[str, Any], responses=_errors())
+async def agent_tool(
+    request: Request, body: models.ToolCall, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Run a memory tool; its result is what the model reads (never an HTTP error)."""
+    return await _mem(request).call_tool(
+        acting_user(who, user_id, body.user_id),
+        body.agent_id,
+        body.thread_id,
+        body.name,
+        body.args,
+        deadline=body.deadline,
+    )
+
+
+@router.get("/agent/writes/{event_id}", response_model=models.WriteOutcome, responses=_errors())
+async def agent_write_outcome(
+    request: Request,
+    who: Caller,
+    event_id: Annotated[str, Path(pattern=r"^[A-Za-z0-9_\-]{8,64}$")],
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """How a write answered as pending ended; ``result`` is null while it is queued."""
+    result = await _mem(request).write_outcome(acting_user(who, user_id), event_id)
+    return {"event_id": event_id, "result": result}
+
+
+@router.post(
+    "/agent/sync-turn", status_code=202, response_model=models.Published, responses=_errors()
+)
+async def agent_sync_turn(
+    request: Request, body: models.SyncTurn, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """Record a finished turn; answers once it is durably queued."""
+    event_id = await _mem(request).sync_turn(
+        acting_user(who, user_id, body.user_id),
+        body.agent_id,
+        body.thread_id,
+        user_content=body.user_content,
+        assistant_content=body.assistant_content,
+        turn_index=body.turn_index,
+    )
+    return {"event_id": event_id}
+
+
+@router.post(
+    "/agent/session-switch", status_code=202, response_model=models.Published, responses=_errors()
+)
+async def agent_session_switch(
+    request: Request, body: models.SessionSwitch, who: Caller, user_id: UserQuery = None
+) -> dict[str, Any]:
+    """The agent moved to ``thread_id`` (``reset``: from the files; else keep the parent's)."""
+    event_id = await _mem(request).session_switch(
+        acting_user(who, user_id, body.user_id),
+        body.agent_id,
+        body.thread_id,
+        parent_thread_id=body.parent_thread_id,
+        reset=body.reset,
+    )
+    return {"event_id": event_id}
+
+
+# -- admin --------------------------------------------------------------------------------
+
+Admin = Annotated[Principal, Depends(admin)]
+
+
+@router.get("/admin/tokens", response_model=list[models.TokenInfo], responses=_errors())
+async def list_tokens(request: Request, _: Admin) -> list[dict[str, object]]:
+    """Every token's record (never a token or its hash)."""
+    return [record.public() for record in await _gateway(request).tokens.list()]
+
+
+@router.post("/admin/tokens", status_code=201, response_model=models.NewToken, responses=_errors())
+async def add_token(request: Request, body: models.TokenAdd, _: Admin) -> dict[str, object]:
+    """A new token, shown once in the answer."""
+    record, token = await _gateway(request).tokens.add(body.user_id, admin=body.admin)
+    return {**record.public(), "token": token}
+
+
+@router.delete("/admin/tokens/{token_id}", status_code=204, responses=_errors(404))
+async def revoke_token(
+    request: Request, _: Admin, token_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")]
+) -> Response:
+    """Revoke a token by its id: refused from the next request on."""
+    await _gateway(request).tokens.revoke(token_id)
+    return Response(status_code=204)
+
+
+# -- operations ---------------------------------------------------------------------------
+
+ops = APIRouter()
+
+
+@ops.get("/healthz", response_model=dict[str, str])
+async def healthz() -> dict[str, str]:
+    """The process answers."""
+    return {"status": "ok"}
+
+
+@ops.get("/readyz", response_model=dict[str, Any], responses={503: {"model": dict[str, Any]}})
+async def readyz(request: Request) -> JSONResponse:
+    """Redis answers and a worker read the event stream lately."""
+    gateway = _gateway(request)
+    bus = gateway.mem.bus
+    try:
+        async with asyncio.timeout(gateway.mem.settings.redis_timeout_seconds):
+            workers = await bus.live_workers(gateway.ready_within_ms)
+        redis = True
+    except REDIS_DOWN:  # TimeoutError is an OSError: the deadline's too
+        redis, workers = False, 0
+    body = {"ready": redis and workers > 0, "redis": redis, "workers": workers}
+    return JSONResponse(body, status_code=200 if body["ready"] else 503)
+
+
+@ops.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus metrics"}},
+)
+async def prometheus(request: Request) -> Response:
+    """Prometheus metrics of this gateway (and of its in-process worker, without Redis)."""
+    body = await metrics.render(_gateway(request).mem.bus)
+    return Response(body, media_type=metrics.CONTENT_TYPE)
+
+
+# -- the application ----------------------------------------------------------------------
+
+
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MemsvcError)
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
+    return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
+
+
+def create_app(
+    settings: ServiceSettings, *, no_auth: bool = False, client: MemoryClient | None = None
+) -> FastAPI:
+    """The gateway for ``settings``: its client, tokens and worker start with the app's lifespan.
+
+    ``no_auth``: every request acts for the user ``default``, without a token.
+    ``client``: an open client to serve through (the caller's to close), for a
+    process that has one already; by default the app opens its own.
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        metrics.install()
+        async with contextlib.AsyncExitStack() as stack:
+            mem = client
+            if mem is None:
+                mem = await stack.enter_async_context(MemoryClient(settings=settings))
+            if settings.redis_url:
+                redis = connect(settings.redis_url, settings)
+                stack.push_async_callback(redis.aclose)
+                store: FileTokenStore | RedisTokenStore = RedisTokenStore(
+                    redis, Keys(settings.key_prefix)
+                )
+            else:
+                store = FileTokenStore(DataLayout.at(settings.data_dir))
+            app.state.gateway = Gateway(
+                mem, Tokens(store), no_auth, int(settings.claim_idle_seconds * 1000)
+            )
+            if no_auth:
+                log.warning(
+                    "gateway_auth_disabled",
+                    note=f"every request acts for user '{NO_AUTH_USER}', with no token",
+                )
+            log.info("gateway_started", embedded=mem.embedded is not None, auth=not no_auth)
+            yield
+
+    app = FastAPI(
+        title="memsvc gateway",
+        version="2",
+        description="Long-term memory for LLM agents: the DeerFlow Memory V2 API.",
+        lifespan=lifespan,
+        # the routes themselves, not the routers (each an extra level to match every request
+        # through); matched in order, the agents' calls first
+        routes=[*router.routes, *ops.routes],
+    )
+    app.add_exception_handler(MemsvcError, _refused)
+    app.add_middleware(metrics.RequestTimer)
+    return app

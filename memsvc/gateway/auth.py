@@ -1,0 +1,205 @@
+"""Gateway tokens: who a bearer token is, with only the tokens' hashes ever stored.
+
+A token is ``msv_<id>_<secret>``: the id names its record (``memsvc token list``
+and ``revoke`` use it), the secret is 32 random bytes. A record keeps the user,
+whether the token is an admin's, and the SHA-256 of the whole token; the token
+itself is printed once, at ``memsvc token add``, and never kept. A fast hash is
+enough for a secret of 256 random bits (nothing to guess, so nothing to slow
+down), and the digests are compared in constant time.
+
+Records live in Redis under the service's prefix when there is a Redis (every
+gateway of the deployment sees them), else in ``gateway_tokens.json`` in the
+data dir (mode 0600, replaced atomically, changes serialised by a file lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from redis.asyncio import Redis
+
+from memsvc.errors import NotFoundError
+from memsvc.ids import validate_id
+from memsvc.keys import Keys
+from memsvc.paths import Anchored, DataLayout
+from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
+
+_TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
+_UNKNOWN = hashlib.sha256(b"no such token").hexdigest()  # compared against when no record
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Whom a request acts for: a user, and whether the caller may name other users."""
+
+    user_id: str
+    admin: bool = False
+    token_id: str | None = None  # None in no-auth mode
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """What is kept of a token: never the token itself, only its digest."""
+
+    id: str
+    user_id: str
+    admin: bool
+    created_at: float
+    sha256: str
+
+    def public(self) -> dict[str, object]:
+        """The record as ``list`` shows it: the digest is of no use to anyone."""
+        return {k: v for k, v in asdict(self).items() if k != "sha256"}
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_id(token: str) -> str | None:
+    """The id part of a well-formed token (not secret: ``token list`` shows it)."""
+    match = _TOKEN.fullmatch(token)
+    return match.group(1) if match else None
+
+
+class TokenStore(Protocol):
+    """Where token records live (Redis, or a file in the data dir)."""
+
+    async def save(self, record: TokenRecord) -> None: ...
+
+    async def find(self, token_id: str) -> TokenRecord | None: ...
+
+    async def records(self) -> list[TokenRecord]: ...
+
+    async def delete(self, token_id: str) -> bool: ...
+
+
+class Tokens:
+    """Issuing, checking and revoking tokens over one :class:`TokenStore`."""
+
+    def __init__(self, store: TokenStore) -> None:
+        self._store = store
+
+    async def add(self, user_id: str, *, admin: bool = False) -> tuple[TokenRecord, str]:
+        """A new token for ``user_id``: its record, and the token (shown once, kept nowhere)."""
+        record_id = secrets.token_hex(6)
+        token = f"msv_{record_id}_{secrets.token_urlsafe(32)}"
+        record = TokenRecord(
+            record_id, validate_id("user_id", user_id), admin, time.time(), _digest(token)
+        )
+        await self._store.save(record)
+        return record, token
+
+    async def list(self) -> list[TokenRecord]:
+        return sorted(await self._store.records(), key=lambda r: r.created_at)
+
+    async def revoke(self, record_id: str) -> None:
+        """Raises :class:`NotFoundError` for an id that names no token."""
+        if not await self._store.delete(record_id):
+            raise NotFoundError(f"no token with id '{record_id}'")
+
+    async def authenticate(self, token: str) -> Principal | None:
+        """The principal of ``token``; ``None`` when it is malformed, unknown or revoked."""
+        record_id = token_id(token)
+        record = await self._store.find(record_id) if record_id is not None else None
+        expected = record.sha256 if record is not None else _UNKNOWN
+        if not hmac.compare_digest(expected, _digest(token)) or record is None:
+            return None
+        return Principal(record.user_id, admin=record.admin, token_id=record.id)
+
+
+def _decode(raw: bytes | str) -> TokenRecord:
+    return TokenRecord(**json.loads(raw))
+
+
+class RedisTokenStore:
+    """Token records in one Redis hash (``{p}:gateway:tokens``): id -> record."""
+
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self._redis = redis
+        self._key = keys.tokens
+
+    async def save(self, record: TokenRecord) -> None:
+        await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
+
+    async def find(self, token_id: str) -> TokenRecord | None:
+        raw = await self._redis.hget(self._key, token_id)  # type: ignore[misc]
+        return None if raw is None else _decode(raw)
+
+    async def records(self) -> list[TokenRecord]:
+        raws = await self._redis.hvals(self._key)  # type: ignore[misc]
+        return [_decode(raw) for raw in raws]
+
+    async def delete(self, token_id: str) -> bool:
+        return bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
+
+
+class FileTokenStore:
+    """Token records in ``gateway_tokens.json`` of the data dir, for a deployment without Redis.
+
+    Reads are served from memory while the file is unchanged (one ``stat`` a
+    request), so a token revoked by ``memsvc token revoke`` in another process is
+    refused from the next request on.
+    """
+
+    def __init__(self, layout: DataLayout) -> None:
+        path = layout.gateway_tokens()
+        self._path = path
+        self._file = layout.anchored(path)
+        self._lock_file: Anchored = self._file.sibling(f"{path.name}.lock")
+        self._cached: tuple[tuple[int, int, int] | None, dict[str, TokenRecord]] = (None, {})
+
+    def _read_now(self) -> dict[str, TokenRecord]:
+        raw = read_file_now(self._file).data
+        return {k: TokenRecord(**v) for k, v in json.loads(raw or b"{}").items()}
+
+    async def _load(self) -> dict[str, TokenRecord]:
+        try:
+            info = os.stat(self._path)
+        except FileNotFoundError:
+            return {}
+        stamp = (info.st_ino, info.st_mtime_ns, info.st_size)  # a replace makes a new inode
+        if self._cached[0] != stamp:
+            self._cached = (stamp, await asyncio.to_thread(self._read_now))
+        return self._cached[1]
+
+    async def _change(self, record_id: str, record: TokenRecord | None) -> bool:
+        """Set (or with ``None`` remove) one record; whether it was there before."""
+
+        def change() -> bool:
+            fd = open_lock_file(self._lock_file)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # two commands at once: neither change is lost
+                records = self._read_now()
+                existed = records.pop(record_id, None) is not None
+                if record is not None:
+                    records[record_id] = record
+                data = {k: asdict(v) for k, v in records.items()}
+                write_atomic_now(self._file, json.dumps(data, indent=2, sort_keys=True).encode())
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
+            return existed
+
+        return await asyncio.to_thread(change)
+
+    async def save(self, record: TokenRecord) -> None:
+        await self._change(record.id, record)
+
+    async def find(self, token_id: str) -> TokenRecord | None:
+        return (await self._load()).get(token_id)
+
+    async def records(self) -> list[TokenRecord]:
+        return list((await self._load()).values())
+
+    async def delete(self, token_id: str) -> bool:
+        return await self._change(token_id, None)

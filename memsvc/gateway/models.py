@@ -1,0 +1,241 @@
+"""The gateway's request and response bodies: what ``/openapi.json`` documents.
+
+Ids are checked by the same rules as everywhere (:mod:`memsvc.ids`); bodies
+refuse unknown fields, so a misspelt field is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memsvc.events import (
+    ENTRY_HASH,
+    MAX_ENTRY_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_TURN_CHARS,
+    AgentId,
+    Args,
+    OptionalThreadId,
+    Text,
+    ThreadId,
+    UserId,
+)
+from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD
+from memsvc.paths import Target
+
+MAX_DEADLINE_SECONDS = 60.0
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    """A reply whose fields the service may add to: clients ignore what they do not know."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Error(BaseModel):
+    """Every refusal: a message, or for a write the tool refused, the tool's result."""
+
+    detail: Any
+
+
+# -- a person's view ------------------------------------------------------------------
+
+
+class Entry(BaseModel):
+    index: int
+    hash: str = Field(description="what PUT and DELETE name as `expect`")
+    content: str = Field(description="the entry, or a [BLOCKED: ...] placeholder")
+    blocked: bool
+
+
+class Usage(BaseModel):
+    chars: int
+    limit: int
+    percent: int
+
+
+class HindsightStatus(_Open):
+    enabled: bool
+    memory_mode: str | None = None
+    banks: dict[str, str] | None = None
+
+
+class MemoryView(BaseModel):
+    user_md: list[Entry]
+    memory_md: list[Entry]
+    char_usage: dict[Target, Usage]
+    last_modified: dict[Target, float | None] = Field(description="unix seconds; null: no file")
+    hindsight_status: HindsightStatus
+
+
+class EntryAdd(_Body):
+    target: Target
+    content: Text = Field(max_length=MAX_ENTRY_CHARS)
+    agent_id: AgentId = DEFAULT_AGENT
+
+
+class EntryReplace(_Body):
+    content: Text = Field(max_length=MAX_ENTRY_CHARS)
+    expect: str = Field(pattern=ENTRY_HASH, description="the hash of the entry as it was read")
+    agent_id: AgentId = DEFAULT_AGENT
+
+
+class WriteResult(_Open):
+    """The ``memory`` tool's result."""
+
+    success: bool
+    message: str | None = None
+    usage: str | None = None
+    entry_count: int | None = None
+
+
+class ConfigView(BaseModel):
+    config: dict[str, Any]
+    sources: dict[str, str]
+    writable: list[str]
+
+
+class Status(BaseModel):
+    providers: list[str]
+    hindsight: HindsightStatus
+    queue: dict[str, int]
+    dead_letters: dict[str, int]
+
+
+class SearchRequest(_Body):
+    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    mode: Literal["recall", "reflect"] = "recall"
+    scope: Literal["user", "work", "both"] = "both"
+    agent_id: AgentId = DEFAULT_AGENT
+
+
+class Recalled(BaseModel):
+    text: str
+    date: str | None
+
+
+class SearchResult(BaseModel):
+    results: list[Recalled] | None = None
+    answer: Any = None
+
+
+class BankClear(_Body):
+    bank: str = Field(min_length=1, max_length=200)
+    confirm: str = Field(max_length=200, description="the bank's name again")
+    agent_id: AgentId = DEFAULT_AGENT
+
+
+class Cleared(BaseModel):
+    cleared: str
+
+
+class Reload(_Body):
+    agent_id: AgentId = DEFAULT_AGENT
+    thread_id: ThreadId = DEFAULT_THREAD
+    user_id: UserId | None = None
+
+
+class Snapshot(BaseModel):
+    text: str
+
+
+class LogEntry(BaseModel):
+    id: str
+    at: float
+    type: str
+    outcome: str
+    event_id: str
+    agent_id: str
+    thread_id: str
+    payload: Any
+    detail: dict[str, Any]
+
+
+class LogPage(BaseModel):
+    entries: list[LogEntry]
+    next: str | None = Field(description="`before` of the next page; null at the log's start")
+
+
+# -- agents ---------------------------------------------------------------------------
+
+
+class _Agent(_Body):
+    """What every agent call names, as ``MemoryClient``'s arguments do; ``user_id`` may be
+    left out (the token's user) and never names another user with a user's token."""
+
+    user_id: UserId | None = None
+    agent_id: AgentId
+    thread_id: ThreadId = DEFAULT_THREAD
+
+
+class Prefetch(_Agent):
+    query: Text = Field(default="", max_length=MAX_QUERY_CHARS)
+    deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+
+
+class QueuePrefetch(_Agent):
+    query: Text = Field(default="", max_length=MAX_QUERY_CHARS)
+
+
+class PrefetchContext(BaseModel):
+    text: str
+    blocks: dict[str, str]
+    skipped: dict[str, str]
+    timings_ms: dict[str, float]
+    degraded: bool
+    scrub_tag: str | None
+
+
+class ToolCall(_Agent):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+    args: Args = Field(default_factory=dict)
+    deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+
+
+class SyncTurn(_Agent):
+    user_content: Text = Field(max_length=MAX_TURN_CHARS)
+    assistant_content: Text = Field(max_length=MAX_TURN_CHARS)
+    turn_index: int | None = Field(default=None, ge=1)
+
+
+class SessionSwitch(_Agent):
+    parent_thread_id: OptionalThreadId = ""
+    reset: bool = True
+
+
+class Published(BaseModel):
+    event_id: str | None = Field(description="null for a queued prefetch")
+
+
+class ToolSchemas(BaseModel):
+    schemas: list[dict[str, Any]]
+
+
+class WriteOutcome(BaseModel):
+    event_id: str
+    result: dict[str, Any] | None = Field(description="null while the write is still queued")
+
+
+# -- admin ----------------------------------------------------------------------------
+
+
+class TokenAdd(_Body):
+    user_id: UserId
+    admin: bool = False
+
+
+class TokenInfo(BaseModel):
+    id: str
+    user_id: str
+    admin: bool
+    created_at: float
+
+
+class NewToken(TokenInfo):
+    token: str = Field(description="shown this once; only its hash is kept")

@@ -1,0 +1,107 @@
+"""The gateway for real: ``memsvc serve`` and a worker as processes on the machine's Redis,
+tokens made and revoked with ``memsvc token``, an agent on ``MemoryHTTPClient``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from memsvc.errors import AuthenticationError, ConflictError
+from memsvc.gateway.http_client import MemoryHTTPClient
+from tests.conftest import until
+from tests.integration.conftest import WorkerPool, free_port
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def served(workers: WorkerPool) -> AsyncIterator[str]:
+    """``memsvc serve`` on a free port; its base URL once it answers."""
+    port = free_port()
+    with open(workers.log_dir / "serve.log", "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memsvc.cli", "serve", "--port", str(port)],
+            env=workers.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient() as http:
+
+            async def answers() -> bool:
+                assert proc.poll() is None, (workers.log_dir / "serve.log").read_text()
+                try:
+                    return (await http.get(base_url + "/healthz")).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            await until(answers, timeout=60.0, every=0.1)  # generous: a busy machine
+        yield base_url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def token(workers: WorkerPool, *args: str) -> dict[str, str]:
+    done = workers.run_cli("token", *args)
+    assert done.returncode == 0, done.stderr
+    parsed: dict[str, str] = json.loads(done.stdout)
+    return parsed
+
+
+async def test_an_agent_over_http_reaches_the_workers_and_a_revoked_token_nothing(
+    workers: WorkerPool, served: str
+) -> None:
+    metrics_port = free_port()
+    await workers.start(1, "--metrics-port", str(metrics_port))
+    alice = await asyncio.to_thread(token, workers, "add", "--user", "alice")
+    settings = workers.settings()
+    async with MemoryHTTPClient(served, alice["token"], settings=settings) as mem:
+        await mem.add_memory_entry("alice", "coder", "user", "Name: Alice")
+        args = {"action": "add", "target": "memory", "content": "Build with uv"}
+        assert (await mem.call_tool("alice", "coder", "t1", "memory", args))["success"]
+        ctx = await mem.prefetch("alice", "coder", "t1", "build", deadline=10.0)
+        assert not ctx.degraded and "Name: Alice" in ctx.snapshot and "Build with uv" in ctx.text
+        await mem.sync_turn("alice", "coder", "t1", user_content="q", assistant_content="a")
+
+        # two people edit the same entry at once: one lands, the other is told it changed
+        entry = (await mem.get_memory("alice", "coder"))["user_md"][0]
+        outcomes = await asyncio.gather(
+            *(
+                mem.replace_memory_entry(
+                    "alice", "coder", "user", 0, f"Name: {name}", expect=entry["hash"]
+                )
+                for name in ("Alicia", "Ali")
+            ),
+            return_exceptions=True,
+        )
+        conflicts = [o for o in outcomes if isinstance(o, ConflictError)]
+        assert len(conflicts) == 1, outcomes
+        shown = (await mem.get_memory("alice", "coder"))["user_md"]
+        assert [e["content"] for e in shown] in (["Name: Alicia"], ["Name: Ali"])
+
+        async with httpx.AsyncClient() as http:
+            ready = await http.get(served + "/readyz")
+            assert ready.status_code == 200 and ready.json()["workers"] == 1
+            page = (await http.get(served + "/metrics")).text
+            assert 'route="/api/memory/v2/entries/{target}/{idx}",status="409"' in page
+            worker_page = (await http.get(f"http://127.0.0.1:{metrics_port}/metrics")).text
+            assert 'memsvc_events_total{outcome="ok",type="entry_edit"} 3.0' in worker_page
+
+        listed = await asyncio.to_thread(token, workers, "list")
+        assert [record["id"] for record in listed] == [alice["id"]]
+        await asyncio.to_thread(token, workers, "revoke", alice["id"])
+        with pytest.raises(AuthenticationError):
+            await mem.get_memory("alice", "coder")

@@ -1,0 +1,101 @@
+"""Gateway tokens: shown once, kept only as hashes, compared in constant time, revocable."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from memsvc.errors import NotFoundError
+from memsvc.gateway import auth
+from memsvc.gateway.auth import FileTokenStore, RedisTokenStore, Tokens
+from memsvc.keys import Keys
+from memsvc.paths import DataLayout
+
+
+@pytest.fixture(params=["file", "redis"])
+def process(
+    request: pytest.FixtureRequest, layout: DataLayout, fake_redis: Redis
+) -> Callable[[], Tokens]:
+    """A process's tokens: each call is another process on the same store."""
+    if request.param == "file":
+        return lambda: Tokens(FileTokenStore(layout))
+    return lambda: Tokens(RedisTokenStore(fake_redis, Keys("gw")))
+
+
+@pytest.fixture
+def tokens(process: Callable[[], Tokens]) -> Tokens:
+    return process()
+
+
+async def stored(layout: DataLayout, fake_redis: Redis) -> bytes:
+    path = layout.gateway_tokens()
+    on_file = path.read_bytes() if path.exists() else b""
+    return on_file + b"".join(await fake_redis.hvals(Keys("gw").tokens))  # type: ignore[misc]
+
+
+async def test_a_token_names_its_user_and_only_its_hash_is_kept(
+    tokens: Tokens, layout: DataLayout, fake_redis: Redis
+) -> None:
+    record, token = await tokens.add("alice")
+    admin_record, admin_token = await tokens.add("root", admin=True)
+    assert await tokens.authenticate(token) == auth.Principal("alice", False, record.id)
+    assert await tokens.authenticate(admin_token) == auth.Principal("root", True, admin_record.id)
+    kept = await stored(layout, fake_redis)
+    assert token.encode() not in kept and admin_token.encode() not in kept
+    assert token.split("_", 2)[2].encode() not in kept  # nor its secret part
+    assert record.sha256.encode() in kept
+    assert [r.public() for r in await tokens.list()] == [record.public(), admin_record.public()]
+    assert "sha256" not in record.public()
+
+
+async def test_a_revoked_token_is_refused_by_every_process_from_then_on(
+    tokens: Tokens, process: Callable[[], Tokens]
+) -> None:
+    record, token = await tokens.add("alice")
+    _, other = await tokens.add("alice")
+    assert await tokens.authenticate(token) is not None  # cached by this process
+    await process().revoke(record.id)  # `memsvc token revoke` in another process
+    assert await tokens.authenticate(token) is None
+    assert await tokens.authenticate(other) is not None
+    with pytest.raises(NotFoundError):
+        await tokens.revoke(record.id)
+
+
+@pytest.mark.parametrize(
+    "presented",
+    ["", "msv_", "Bearer x", "msv_0123456789ab_" + "x" * 43, "msv_0123456789AB_" + "x" * 43],
+)
+async def test_a_malformed_or_unknown_token_names_nobody(tokens: Tokens, presented: str) -> None:
+    await tokens.add("alice")
+    assert await tokens.authenticate(presented) is None
+
+
+async def test_a_token_with_a_known_id_and_a_wrong_secret_is_refused_in_constant_time(
+    tokens: Tokens, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, token = await tokens.add("alice")
+    compared: list[tuple[str, str]] = []
+    real = hmac.compare_digest
+
+    def spy(a: str, b: str) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(auth.hmac, "compare_digest", spy)
+    forged = token[:-1] + ("A" if token[-1] != "A" else "B")
+    assert await tokens.authenticate(forged) is None
+    assert await tokens.authenticate("msv_0123456789ab_" + "x" * 43) is None
+    assert len(compared) == 2 and compared[0][0] == record.sha256  # an unknown id compares too
+
+
+async def test_the_token_file_is_private(layout: DataLayout) -> None:
+    await Tokens(FileTokenStore(layout)).add("alice")
+    mode = stat.S_IMODE(os.stat(layout.gateway_tokens()).st_mode)
+    assert mode == 0o600
+    assert Path(layout.gateway_tokens()).parent == layout.root
