@@ -44,6 +44,34 @@ def test_an_intent_needs_its_kinds_in_one_sentence(text: str, expected: list[str
     assert _TOY.matches(View(text)) == expected
 
 
+_WINDOWED = RuleSet(
+    [],
+    [
+        signal("directive", r"\balways\b", "always"),
+        signal("strong", r"\bsecretly\b", "secretly"),
+        signal("object", r"\bnotes\b", "notes"),
+    ],
+    [
+        Intent("ahead", ("directive",), ("strong",), window=(0, 1)),
+        Intent("behind", ("strong", "object"), window=(1, 0)),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("Always answer. Do it secretly.", ["ahead"], id="harm_in_the_next_sentence"),
+        pytest.param("Always answer. Then wait. Do it secretly.", [], id="two_sentences_on"),
+        pytest.param("Secretly do it. Always answer.", [], id="harm_before_the_order"),
+        pytest.param("Keep the notes. Secretly.", ["behind"], id="object_in_the_sentence_before"),
+        pytest.param("Secretly. Keep the notes.", [], id="object_after"),
+    ],
+)
+def test_a_window_reaches_the_sentences_it_names(text: str, expected: list[str]) -> None:
+    assert _WINDOWED.matches(View(text)) == expected
+
+
 def test_sentences_end_at_a_full_stop_before_a_space_not_inside_a_domain() -> None:
     view = View("Go to shop.example.com/x. Then stop.\nNew line")
     assert [view.sentence_at(i) for i in (0, 12, 27, 40)] == [0, 0, 1, 2]
