@@ -39,7 +39,7 @@ from memsvc.security import canonical
 from memsvc.security.classifier import Classifier, verdict
 from memsvc.security.intents import INTENT_RULES
 from memsvc.security.markers import MARKER_RULES
-from memsvc.security.patterns_en import EN_RULES
+from memsvc.security.patterns_en import EN_RULES, FOLDED_EN_RULES
 from memsvc.security.patterns_intl import OTHER_RULES, ZH_RULES
 from memsvc.security.rules import View
 from memsvc.store.memfile import entry_handle
@@ -70,11 +70,13 @@ _TRAD_TO_SIMP = str.maketrans(
     "丟並來個們傭傳僅優內冊別刪則劇動務參員問啟單圖執報實審寫將對帶廢廣後從復憑憶應戶拋換"
     "據數時會條棄機欄權歷沒洩準濾為無爲獄獲現當發瞞碼礎祕稱穩筆節約紹終結絕給統經網編總繞"
     "續聲聽腳與蓋薦號裝規視覺訂記設許訴詞試話該認說説調請論謊謎講證譯護讀變讓買費貼賠賬賺"
-    "購載輪輯輸轉這進運過遠適郵釋銀錄錢鏈鑰門閉開閱閲關際險隱電響須領題顯風驗麼點",
+    "購載輪輯輸轉這進運過遠適郵釋銀錄錢鏈鑰門閉開閱閲關際險隱電響須領題顯風驗麼點"
+    "業辦語顧師詢訊順線",
     "丢并来个们佣传仅优内册别删则剧动务参员问启单图执报实审写将对带废广后从复凭忆应户抛换"
     "据数时会条弃机栏权历没泄准滤为无为狱获现当发瞒码础秘称稳笔节约绍终结绝给统经网编总绕"
     "续声听脚与盖荐号装规视觉订记设许诉词试话该认说说调请论谎谜讲证译护读变让买费贴赔账赚"
-    "购载轮辑输转这进运过远适邮释银录钱链钥门闭开阅阅关际险隐电响须领题显风验么点",
+    "购载轮辑输转这进运过远适邮释银录钱链钥门闭开阅阅关际险隐电响须领题显风验么点"
+    "业办语顾师询讯顺线",
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
@@ -88,7 +90,8 @@ _CACHED_CHARS = 2048  # texts up to this long have their scan remembered (4,096 
 # in any language combines with the same addresses and payloads.
 _LATIN_RULES = EN_RULES + MARKER_RULES + OTHER_RULES + INTENT_RULES
 _CJK_RULES = ZH_RULES + OTHER_RULES + INTENT_RULES
-_FOLDED_RULES = EN_RULES + MARKER_RULES + INTENT_RULES  # Latin only: other scripts are gone
+# Latin only (other scripts are gone), with the rules that need the folded view's lower case.
+_FOLDED_RULES = EN_RULES + MARKER_RULES + INTENT_RULES + FOLDED_EN_RULES
 # A word spelled out letter by letter ("i g n o r e") is itself a disguise when the
 # word is one an attack needs.
 _SPELLED_OUT = re.compile(
