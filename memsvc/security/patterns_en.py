@@ -101,6 +101,14 @@ _DESTINATION = (
 _DOWNLOAD = r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|nc|ncat|netcat)\b"
 _TO_SHELL = r"\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\|\s*(?:iex|python3?|perl|ruby|node)\b"
 
+# A value that only stands in for a secret: "sk-REDACTED", "ghp_XXXXXXXX...", "YOUR_API_KEY_HERE",
+# "changeme123". Placed where a secret's value starts. (AWS's documented EXAMPLE keys still count:
+# the corpus treats a pasted sample key as a credential.)
+_NOT_PLACEHOLDER = (
+    r"(?![^\s\"'<>]{0,120}?(?:redacted|x{6,}|\*{4,}|your[_\-]|[_\-]here\b|placeholder|dummy"
+    r"|changeme|0{8,}|\.\.\.))"
+)
+
 _EN_RULES = [
     # --- overriding the assistant's instructions -------------------------------------
     # An entry that tells the assistant to stop following what it was told: the
@@ -850,19 +858,23 @@ _EN_RULES = [
     # --- credentials written into a note -------------------------------------------------
     rule(
         "hardcoded_secret",
-        r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_-]{20,}"
+        rf"(?:api[_-]?key|token|secret"
+        rf"|password)\s*[=:]\s*[\"']{_NOT_PLACEHOLDER}[A-Za-z0-9+/=_-]{{20,}}"
         r"|\b(?:api[_-]?key|token|secret|password|passwd|pwd|passcode|passphrase)\s*"
-        r"(?:[=:]|\s+is)\s*[\"']?(?!1password\b)(?=[^\s\"']{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,}"
-        r"|\b(?:aws_secret_access_key|client_secret|private_key)\s*[=:]\s*\S{12,}"
+        rf"(?:[=:]|\s+is)\s*[\"']?(?!1password\b){_NOT_PLACEHOLDER}(?=[^\s\"']{{0,64}}\d)"
+        r"[A-Za-z0-9+/=_\-!@#$%^&*]{8,}"
+        rf"|\b(?:aws_secret_access_key|client_secret"
+        rf"|private_key)\s*[=:]\s*{_NOT_PLACEHOLDER}\S{{12,}}"
         # "password Tr0ub4dor&3": a token of letters and digits right after the word
         r"|\b(?:password|passwd|passphrase|passcode)\s+(?!1password\b)(?=[^\s,;]{0,64}[A-Za-z])"
-        r"(?=[^\s,;]{0,64}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{8,64}(?=[\s,;.]|$)",
+        rf"{_NOT_PLACEHOLDER}(?=[^\s,;]{{0,64}}\d)[A-Za-z0-9+/=_\-!@#$%^&*]{{8,64}}(?=[\s,;.]|$)",
         "api apikey key token secret password passwd pwd passcode passphrase aws client private",
     ),
     # well-known key formats, PEM private keys, JWTs, passwords in URLs: secrets wherever
     rule(
         "hardcoded_secret",
-        r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
+        rf"\b{_NOT_PLACEHOLDER}(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{{20,}}"
+        rf"|gh[pousr]_[A-Za-z0-9]{{30,}}"
         r"|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,}"
         r"|AIza[0-9A-Za-z_\-]{35}|sk_live_[A-Za-z0-9]{16,}|rk_live_[A-Za-z0-9]{16,}"
         r"|glpat-[A-Za-z0-9_\-]{20}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{34}"
@@ -1993,9 +2005,15 @@ _EN_SIGNALS = [
     ),
     signal(
         "trigger",
-        rf"\b{_WHO}\s+(?:\w+\s+){{0,2}}?(?:mentions?|mentioned|types?|typed|shares?|shared|pastes?"
+        r"\b(?:when(?:ever)?|if|once|as\s+soon\s+as|each\s+time|every\s+time|any\s+time|after"
+        rf"|should|until|in\s+case)\s+(?:\w+\s+){{0,2}}?{_WHO}\s+(?:(?!never\b|not\b"
+        rf"|rarely\b)\w+\s+){{0,2}}?(?:mentions?|mentioned|types?|typed"
+        r"|shares?|shared|pastes?"
         r"|pasted|enters?|entered|reads?\s+out|logs?\s+in(?:to)?|gives?|provides?|sends?|says?|writes?"
         r"|uploads?|discloses?|reveals?|inputs?|submits?)\b|\b(?:on|upon)\s+receiving\b"
+        # a secret the user hands over: "tokens the user mentions"
+        rf"|(?<!\w){_SECRET}\s+(?:that\s+|which\s+)?{_WHO}\s+(?:\w+\s+)?(?:mentions?|types?|shares?"
+        r"|pastes?|enters?|gives?|provides?|sends?|writes?|uploads?|reveals?)\b"
         rf"|\b(?:any|every|all|each)\s+(?:\w+\s+)?(?<!\w){_SECRET}|\bwhenever\b|\bany\s+time\b"
         r"|\b(?:each|every)\s+time\b",
         "user users someone anyone somebody they he she people i on upon any every all each"
