@@ -1152,14 +1152,14 @@ _EN_SIGNALS = [
         r"|see|know|find\s+out|realise|realize|suspect|catch)"
         r"|\b(?:invisible|hidden)\s+(?:to|from)\s+(?:the\s+user|users)\b|\bzero-width\b"
         # kept from the user for their reaction: "Dana doesn't need to know", "they get upset
-        # when they see it", "they would only worry"
+        # when they see it"
         r"|(?<!\bI\s)\b(?:(?-i:[A-Z][a-z]{1,20})|the\s+user|they|the\s+recipients?|the\s+client)\s+"
         r"(?:doesn['’]?t|does\s+not|don['’]?t|do\s+not)\s+need\s+to\s+know\b"
         r"|\b(?:they|the\s+user|this\s+user)\s+(?:would\s+only|would|will|might|gets?"
         r"|get)\s+(?:\w+\s+)?"
-        r"(?:upset|angry|worried|worry|annoyed|suspicious|alarmed)\b(?:[^.!?\n]{0,20}\b(?:when"
+        r"(?:upset|angry|worried|worry|annoyed|suspicious|alarmed)\b[^.!?\n]{0,20}\b(?:when"
         r"|if)\s+(?:they|he|she)\s+(?:see|sees|saw|notice|notices|read|reads|find\s+out|finds\s+out"
-        r"|know)\b|\s*[.;—\-]|$)",
+        r"|know)\b",
         "quietly silently secretly covertly stealthily surreptitiously discreetly invisibly"
         " unobtrusively subtly without not don dont never need let so hidden zero doesn does"
         " they user",
