@@ -158,11 +158,13 @@ _TEMPLATE_TALK = re.compile(
 )
 _TEMPLATE_TOKEN = re.compile(
     r"(?:<\|[a-z_]{2,24}\|>|\[/?inst\]|<</?sys>>|<\s*/?\s*(?:start|end)_of_(?:turn|text)\s*>)"
+    # not a role right after a connective: "<|im_start|> as system, ..." is the template in use
+    r"(?![ \t]*[,;:]?[ \t]*(?:and|or|as|is|to|for|in)?[ \t]*(?:the\s+|a\s+)?(?:system|user"
+    r"|assistant|developer|tool|human|model)\b)"
     r"(?=[ \t]*(?:[,;)\]`'\"”’]|\.(?:\s|$)|(?:and|or|as|markers?|tokens?|tags?|delimiters?|at|is"
-    r"|are"
-    r"|in|for|to|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?|starts?"
-    r"|ends?|begins?|goes|surrounds?|contains?|encloses?|delimits?|precedes?|follows?|separates?"
-    r"|means?|signals?|appears?|comes?)\b|[—–]))"
+    r"|are|in|for|to|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?"
+    r"|starts?|ends?|begins?|goes|surrounds?|contains?|encloses?|delimits?|precedes?|follows?"
+    r"|separates?|means?|signals?|appears?|comes?)\b|[—–]))"
     r"|\"role\"\s*:\s*\"(?:system|assistant|developer|tool)\"(?=\s*\|"
     r"|\s*,\s*\"content\"\s*:\s*(?:\"(?:\.\.\.|…|<[^\"\n]{0,30}>)?\"|\.\.\.|…|<))",
     re.IGNORECASE,
