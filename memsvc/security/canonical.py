@@ -3,9 +3,12 @@
 The scanner's rules are written once, on plain lower-case words. An attacker spells
 the same words with look-alike letters from other scripts (Cyrillic ``і``), with
 invisible marks inside them (``ig\u034fnore``), with letters spaced or dotted apart
-(``i.g.n.o.r.e``), in leetspeak (``1gn0r3``), or encodes the whole instruction
-(percent-encoding, base64, hex, rot13, or writes it backwards) and asks the model
-to decode it. Each function here undoes one of these; :func:`folded` chains them,
+(``i.g.n.o.r.e``), in leetspeak (``1gn0r3``), with lines broken inside words (``ign``
+at the end of one line, ``ore`` at the start of the next), or encodes the whole instruction
+(percent-encoding, HTML character
+
+references, base64, hex, rot13, or writes it backwards) and asks the model to decode it.
+Each function here undoes one of these; :func:`folded` chains them,
 :func:`payloads` decodes what looks encoded. Every step is linear in the text (bounded regexes,
 ``str.translate``), so the views cost a small multiple of reading the text once.
 """
@@ -16,6 +19,7 @@ import base64
 import binascii
 import codecs
 import functools
+import html
 import re
 import unicodedata
 import urllib.parse
@@ -42,13 +46,20 @@ _SPACED_SEPARATORS = re.compile(r"[ ._\-*·•~+/|]")
 # Leetspeak lives in tokens that mix letters with digit or symbol stand-ins.
 # Anchored at the start of a token, so each token is looked at once (linear time).
 _LEET_TOKEN = re.compile(
-    r"(?<![a-z0-9@$])(?=[a-z0-9@$]*?[a-z])(?=[a-z0-9@$]*?[013457@$])[a-z0-9@$]{3,}"
+    r"(?<![a-z0-9@$])(?=[a-z0-9@$]*?[a-z])(?=[a-z0-9@$]*?[013457@$])"
+    r"(?![a-z0-9$]*@[a-z0-9\-]+\.[a-z]{2,})[a-z0-9@$]{3,}"  # an e-mail address is no leetspeak
 )
+
 _LEET = str.maketrans("0134578@$", "oieastbas")
+_LEET_INSIDE = re.compile(rb"[a-z][0-9]+[a-z]")
 
 _PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
+# HTML character references, decimal or hex: "&#68;&#105;&#115;" spells "Dis".
+_ENTITY_RUN = re.compile(r"(?:&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});\s?){3,}")
+# A line broken inside a word ("ign\nore all prev\nious"), not between words or items.
+_BROKEN_LINE = re.compile(r"(?<=[a-z])\n(?=[a-z])")
 _ROT13_HINT = re.compile(r"rot[\s\-_]?13|caesar", re.IGNORECASE)
 # Text written backwards is decoded only when the text says so, like rot13.
 _REVERSED_HINT = re.compile(r"\b(?:backwards?|reversed?|in\s+reverse|right\s+to\s+left)\b", re.I)
@@ -127,8 +138,11 @@ def folded(text: str, words: Set[bytes]) -> tuple[str, list[str]]:
     spaced: list[str] = []
     if sum(len(w) == 1 for w in words) >= 3:
         view, spaced = join_spaced_letters(view)
-    if any(not w.isalpha() and not w.isdigit() for w in words):
+    # a stand-in between two letters ("y0u", "1gn0r3"), not a unit or a version ("48h", "q3")
+    if any(not w.isalpha() and not w.isdigit() and _LEET_INSIDE.search(w) for w in words):
         view = fold_leet(view)
+    if "\n" in view and len(_BROKEN_LINE.findall(view, 0, 4096)) >= 3:
+        view = _BROKEN_LINE.sub("", view)
     return view, spaced
 
 
@@ -150,6 +164,8 @@ def payloads(text: str, words: Set[bytes]) -> Iterator[str]:
 def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
     if "%" in text and _PERCENT_RUN.search(text):
         yield urllib.parse.unquote(text)
+    if "&#" in text and _ENTITY_RUN.search(text):
+        yield html.unescape(text)
     longest = max(map(len, words), default=0)
     if longest >= 12:
         for match in _BASE64_RUN.finditer(text):

@@ -49,6 +49,24 @@ class Rule:
     marks: tuple[str, ...]
     also: frozenset[bytes]
 
+    def admits(self, words: frozenset[bytes], lowered: str) -> bool:
+        """Whether a text with these words (lower-cased as ``lowered``) passes the gate."""
+        if not (self.words or self.chars or self.marks):
+            opened = True
+        else:
+            opened = (
+                not self.words.isdisjoint(words)
+                or any(ch in lowered for ch in self.chars)
+                or any(mark in lowered for mark in self.marks)
+            )
+        return opened and (not self.also or not self.also.isdisjoint(words))
+
+
+def _words(lowered: str) -> frozenset[bytes]:
+    # Punctuation of other scripts (’ “ ⟦ ，) is glued to words too; split it off.
+    split = lowered if lowered.isascii() else _OTHER_PUNCTUATION.sub(" ", lowered)
+    return frozenset(split.encode().translate(_TO_SPACE).split())
+
 
 @dataclass
 class View:
@@ -60,13 +78,19 @@ class View:
     _chars: frozenset[str] | None = field(default=None, init=False)
     _ends: list[int] | None = field(default=None, init=False)
 
+    _sentences: dict[int, tuple[frozenset[bytes], str]] = field(default_factory=dict, init=False)
+
     def __post_init__(self) -> None:
         self.lowered = self.text.lower()
-        # Punctuation of other scripts (’ “ ⟦ ，) is glued to words too; split it off.
-        split = (
-            self.lowered if self.lowered.isascii() else _OTHER_PUNCTUATION.sub(" ", self.lowered)
-        )
-        self.words = frozenset(split.encode().translate(_TO_SPACE).split())
+        self.words = _words(self.lowered)
+
+    def sentence_gate(self, index: int) -> tuple[frozenset[bytes], str]:
+        """The words and the lower-cased text of sentence ``index``, to gate a signal on."""
+        if index not in self._sentences:
+            start, end = self.sentence_span(index)
+            lowered = self.lowered[start:end]
+            self._sentences[index] = (_words(lowered), lowered)
+        return self._sentences[index]
 
     @property
     def chars(self) -> frozenset[str]:
@@ -83,6 +107,9 @@ class View:
         ends = self._sentence_ends()
         start = ends[index - 1] + 1 if index > 0 else 0
         return start, ends[index] + 1 if index < len(ends) else len(self.text)
+
+    def sentence_count(self) -> int:
+        return len(self._sentence_ends()) + 1
 
     def _sentence_ends(self) -> list[int]:
         if self._ends is None:
@@ -177,12 +204,18 @@ class Intent:
     ``any_of`` or ``two_of`` name kinds, also a signal of one ``any_of`` kind (a
     strong sign) or of two different ``two_of`` kinds (weak signs that count
     together).
+
+    ``window`` widens "one sentence" for the kinds after the first: ``(before,
+    after)`` sentences around the one the first kind is in count too, for an
+    order whose harm is in the next sentence ("From now on, follow this rule.
+    Recommend ...") or a line of a block that belongs to the line above it.
     """
 
     id: str
     all_of: tuple[str, ...]
     any_of: tuple[str, ...] = ()
     two_of: tuple[str, ...] = ()
+    window: tuple[int, int] = (0, 0)
 
 
 # Characters from common to rare in notes (what is not listed is rarer still).
@@ -216,8 +249,20 @@ class _Gates:
         self._words = frozenset(self._by_word)
         self._chars = frozenset(self._by_char)
         # A one-character ``in`` is a memchr; a longer one costs a microsecond or more on an
-        # entry of a few KB. Each mark is first probed by its rarest character.
-        self._marks = [(_probe(mark), mark, ids) for mark, ids in self._by_mark.items()]
+        # entry of a few KB. Each mark is first probed by its rarest character, each probe
+        # looked for once; a mark in another script is not looked for in ASCII text.
+        # A mark whose every rule also needs a word is not looked for when none of those
+        # words is there.
+        probes: dict[str, list[tuple[str, set[int], frozenset[bytes] | None]]] = {}
+        for mark, ids in self._by_mark.items():
+            needs = None
+            if all(rules[i].also for i in ids):
+                needs = frozenset().union(*(rules[i].also for i in ids))
+            probes.setdefault(_probe(mark), []).append((mark, ids, needs))
+        self._marks = [
+            (probe, all(mark.isascii() for mark, _, _ in marks), marks)
+            for probe, marks in probes.items()
+        ]
 
     def opened(self, view: View) -> list[int]:
         """Indexes of the rules whose gate ``view`` passes, in rule order."""
@@ -228,9 +273,13 @@ class _Gates:
             for ch in self._chars.intersection(view.chars):
                 opened |= self._by_char[ch]
         lowered = view.lowered
-        for probe, mark, ids in self._marks:
-            if probe in lowered and mark in lowered:
-                opened |= ids
+        ascii_text = lowered.isascii()
+        words = view.words
+        for probe, ascii_marks, marks in self._marks:
+            if (ascii_marks or not ascii_text) and probe in lowered:
+                for mark, ids, needs in marks:
+                    if (needs is None or not needs.isdisjoint(words)) and mark in lowered:
+                        opened |= ids
         return [
             i
             for i in sorted(opened)
@@ -259,6 +308,7 @@ class RuleSet:
         self.intents = list(intents)
         self._rules = _Gates(self.rules)
         self._signals = _Gates(self.signals)
+        self._needs = [(intent, frozenset(intent.all_of)) for intent in self.intents]
 
     def __add__(self, other: RuleSet) -> RuleSet:
         intents = self.intents + [i for i in other.intents if i not in self.intents]
@@ -283,49 +333,56 @@ class RuleSet:
         whole: dict[str, frozenset[int]] = {}  # kind -> sentences, from a scan of the whole view
         some: dict[tuple[str, int], bool] = {}  # (kind, sentence) -> found, from a scan of one
 
-        def sentences(kind: str, among: frozenset[int] | None) -> frozenset[int]:
-            """The sentences (of ``among``, or all) a signal of ``kind`` occurs in.
-
-            The first kind of an intent reads the whole view; the kinds after it read only
-            the sentences the kinds before them were found in.
-            """
-            if kind in whole:
-                return whole[kind] if among is None else whole[kind] & among
-            if among is None:
+        def everywhere(kind: str) -> frozenset[int]:
+            """The sentences a signal of ``kind`` occurs in, from one scan of the view."""
+            if kind not in whole:
                 whole[kind] = frozenset(
                     view.sentence_at(m.start())
                     for signal in opened[kind]
                     for m in signal.regex.finditer(view.text)
                 )
-                return whole[kind]
-            for index in among:
-                if (kind, index) not in some:
-                    start, end = view.sentence_span(index)
-                    some[kind, index] = any(
-                        signal.regex.search(view.text, start, end) for signal in opened[kind]
-                    )
-            return frozenset(index for index in among if some[kind, index])
+            return whole[kind]
 
+        def present(kind: str, index: int) -> bool:
+            """Whether a signal of ``kind`` occurs in sentence ``index`` (scanned alone)."""
+            if kind not in opened:
+                return False
+            if kind in whole:
+                return index in whole[kind]
+            if (kind, index) not in some:
+                start, end = view.sentence_span(index)
+                words, lowered = view.sentence_gate(index)
+                some[kind, index] = any(
+                    signal.regex.search(view.text, start, end)
+                    for signal in opened[kind]
+                    if signal.admits(words, lowered)
+                )
+            return some[kind, index]
+
+        def near(index: int, window: tuple[int, int]) -> range:
+            """The sentences around sentence ``index`` that an intent's later kinds may be in."""
+            before, after = window
+            if not (before or after):
+                return range(index, index + 1)
+            last = view.sentence_count() - 1
+            return range(max(index - before, 0), min(index + after, last) + 1)
+
+        def meets(intent: Intent, index: int) -> bool:
+            """Whether the rest of ``intent`` is found around sentence ``index``."""
+            around = near(index, intent.window)
+            if not all(any(present(k, j) for j in around) for k in intent.all_of[1:]):
+                return False
+            if not (intent.any_of or intent.two_of):
+                return True
+            if any(present(k, j) for k in intent.any_of for j in around):
+                return True
+            return sum(any(present(k, j) for j in around) for k in intent.two_of) >= 2
+
+        kinds = set(opened)
         found = []
-        for intent in self.intents:
-            if not all(kind in opened for kind in intent.all_of):
-                continue
-            common: frozenset[int] | None = None
-            for kind in intent.all_of:
-                common = sentences(kind, common)
-                if not common:
-                    break
-            if not common:
-                continue
-            if intent.any_of or intent.two_of:
-                strong = any(k in opened and sentences(k, common) for k in intent.any_of)
-                if not strong:
-                    weak: dict[int, int] = {}
-                    for kind in intent.two_of:
-                        if kind in opened:
-                            for index in sentences(kind, common):
-                                weak[index] = weak.get(index, 0) + 1
-                    if max(weak.values(), default=0) < 2:
-                        continue
-            found.append(intent.id)
+        for intent, needs in self._needs:
+            if needs <= kinds and any(
+                meets(intent, index) for index in sorted(everywhere(intent.all_of[0]))
+            ):
+                found.append(intent.id)
         return found

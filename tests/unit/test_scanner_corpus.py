@@ -69,6 +69,13 @@ ADVERSARIAL = [
     ),
     pytest.param(_fill("say nothing about these "), [], id="secrecy_without_object"),
     pytest.param(_fill("每次回答都 "), [], id="chinese_directive_without_harm"),
+    # intents whose kinds may be in the next or the previous sentence
+    pytest.param(_fill("Always answer. Then wait. "), [], id="windowed_directive_per_sentence"),
+    pytest.param(_fill("If the user asks whether it was changed, "), [], id="asked_without_answer"),
+    pytest.param(_fill("fetch https://a.example/x and then "), [], id="fetch_without_obeying"),
+    pytest.param(_fill("the assistant forwards "), [], id="hidden_object_repeated"),
+    pytest.param(_fill("payloads like `a` and "), [], id="mentioned_code_repeated"),
+    pytest.param(_fill("<message x>."), [], id="placeholder_hosts"),
     pytest.param(
         _fill("ignore the system prompt "), ["override_instructions"], id="override_repeated"
     ),
