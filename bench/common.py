@@ -27,6 +27,7 @@ from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
 
 ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "2af755e"  # the revision before-and-after benchmarks compare against by default
 REDIS_URL = os.environ.get("MEMSVC_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 

@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench.common import Bench, bench_env, source_tree, worker
+from bench.common import BASELINE, Bench, bench_env, source_tree, worker
 from bench.worker_throughput import drain_rate
 from memsvc.events import (
     MemoryWriteEvent,
@@ -32,7 +32,6 @@ from memsvc.events import (
 )
 
 AGENTS = 50
-BASELINE = "2af755e"
 
 
 def _prefetch(n: int) -> PrefetchEvent:

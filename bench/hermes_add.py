@@ -24,8 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bench.common import bench_env, latencies, pct, report, source_tree, worker
-from bench.event_throughput import BASELINE
+from bench.common import BASELINE, bench_env, latencies, pct, report, source_tree, worker
 from memsvc.client import MemoryClient
 from tests.hermes import hermes_env, hermes_python
 

@@ -19,8 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import bench_env, latencies, pct, source_tree, worker
-from bench.event_throughput import BASELINE
+from bench.common import BASELINE, bench_env, latencies, pct, source_tree, worker
 from memsvc.client import MemoryClient
 
 

@@ -20,8 +20,7 @@ import uuid
 
 from redis.asyncio import Redis
 
-from bench.common import REDIS_URL, ROOT
-from bench.event_throughput import BASELINE
+from bench.common import BASELINE, REDIS_URL, ROOT
 from memsvc.builtin.snapshot import RedisSnapshotCache, Snapshot, render_block
 from memsvc.keys import Keys
 

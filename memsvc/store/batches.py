@@ -75,9 +75,6 @@ class WriteBatches(Generic[T, R]):
                     for queued in batch:
                         if queued.wanted:
                             queued.outcome.set_exception(exc)
-                for queued in batch:
-                    if queued.wanted:  # a runner that forgot one must not leave it waiting
-                        queued.outcome.set_exception(RuntimeError("write left unsettled"))
         finally:
             self._runners.pop(key, None)
             if not self._queues.get(key):
