@@ -1,7 +1,7 @@
 """A memory add through a worker against Hermes Agent's own in-process add, in one run.
 
     uv run python -m bench.hermes_add [--calls 1000] [--agents 50] [--concurrency 1]
-                                      [--baseline REV]
+                                      [--baseline REV] [--rounds 3]
 
 Hermes 0.19.0's ``MemoryStore.add`` (the code memsvc's files are byte-compatible
 with, from the venv the compatibility tests build under ``.cache/``) is timed
@@ -11,7 +11,8 @@ file, no network, one call at a time. The memsvc add is the ``memory`` tool thro
 (each its own MEMORY.md), ``--concurrency`` at a time: at 1 the two latencies are
 of the same thing, at 50 memsvc's includes queueing behind the other agents. The
 ratio is memsvc's latency over Hermes'; the same add through a worker started from
-``REV`` is measured in the same run too.
+``REV`` is measured in the same run too. The three take turns ``--rounds`` times and
+their samples are pooled, so that other work on the machine weighs on each alike.
 """
 
 from __future__ import annotations
@@ -80,15 +81,21 @@ async def memsvc_latencies(
             return await latencies(add, calls, concurrency)
 
 
-async def main(calls: int, agents: int, concurrency: int, baseline: str) -> None:
-    hermes = hermes_latencies(calls, max(1, calls // agents))
-    rows = []
+async def main(calls: int, agents: int, concurrency: int, baseline: str, rounds: int) -> None:
+    hermes: list[float] = []
+    samples: dict[str, list[float]] = {f"memsvc {baseline}": [], "memsvc, this tree": []}
     with source_tree(baseline) as old:
-        for name, tree in ((f"memsvc {baseline}", old), ("memsvc, this tree", None)):
-            ours = await memsvc_latencies(tree, calls, agents, concurrency)
-            rows.append((f"{name}, {concurrency} at once", pct(ours, 50), pct(ours, 99)))
+        # the three alternate, so that a machine busier in one part of the run weighs on all
+        for _ in range(rounds):
+            hermes += hermes_latencies(calls, max(1, calls // agents))
+            for name, tree in zip(samples, (old, None), strict=True):
+                samples[name] += await memsvc_latencies(tree, calls, agents, concurrency)
+    rows = [
+        (f"{name}, {concurrency} at once", pct(ours, 50), pct(ours, 99))
+        for name, ours in samples.items()
+    ]
     report(
-        f"memory add through a worker, {calls:,} calls",
+        f"memory add through a worker, {calls:,} calls x {rounds} rounds",
         rows,
         (pct(hermes, 50), pct(hermes, 99)),
         "Hermes MemoryStore.add",
@@ -101,5 +108,6 @@ if __name__ == "__main__":
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.agents, args.concurrency, args.baseline))
+    asyncio.run(main(args.calls, args.agents, args.concurrency, args.baseline, args.rounds))

@@ -12,6 +12,7 @@ as an event no worker could process.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -81,12 +82,24 @@ class EventHandlers:
     async def handle(self, event: Event) -> Handled:
         memory = await self._rt.memory(event.user_id, event.agent_id)
         manager = memory.manager
+        config = memory.config.config
         switched: dict[str, Any] | None = None
-        read: ThreadRead | None = None
-        if isinstance(event, PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
+        if isinstance(event, PrefetchEvent):  # its snapshot comes with the thread record
             previous, known, read = await self._enter_thread(event)
             switched = await self._follow_thread(event, manager, previous, known)
-        handled = await self._dispatch(event, manager, memory.config.config, read)
+            handled = await self._dispatch(event, manager, config, read)
+        elif isinstance(event, MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
+            # Nothing these do depends on the thread record, so it is read beside them: a
+            # round trip less on a write's path. A switch is followed even if they fail, as
+            # their next delivery finds the record already updated.
+            entering = asyncio.ensure_future(self._enter_thread(event))
+            try:
+                handled = await self._dispatch(event, manager, config, None)
+            finally:
+                previous, known, _ = await entering
+                switched = await self._follow_thread(event, manager, previous, known)
+        else:
+            handled = await self._dispatch(event, manager, config, None)
         if switched is not None:
             handled.detail["session_switch"] = switched
         if problems := memory.config.problems:  # served without a broken override file

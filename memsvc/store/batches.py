@@ -18,6 +18,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+import structlog
+
+log = structlog.get_logger(__name__)
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -72,9 +76,11 @@ class WriteBatches(Generic[T, R]):
                             queued.outcome.cancel()
                     raise
                 except Exception as exc:  # the batch failed as a whole: each write hears why
-                    for queued in batch:
-                        if queued.wanted:
-                            queued.outcome.set_exception(exc)
+                    waiting = [queued for queued in batch if queued.wanted]
+                    for queued in waiting:
+                        queued.outcome.set_exception(exc)
+                    if not waiting:  # it failed after its writes had their outcomes
+                        log.warning("write_batch_failed_late", key=key, error=repr(exc))
         finally:
             self._runners.pop(key, None)
             if not self._queues.get(key):

@@ -150,6 +150,17 @@ class CurrentFile:
         return self.state.data or b""
 
 
+def _settle(outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]]) -> None:
+    """Hand each write still waiting its own outcome; the ones settled already are skipped."""
+    for queued, outcome in outcomes:
+        if not queued.wanted:
+            continue
+        if isinstance(outcome, Exception):
+            queued.outcome.set_exception(outcome)
+        else:
+            queued.outcome.set_result(outcome)
+
+
 def _placed(outcome: Applied | Exception, position: FilePosition) -> Applied | Exception:
     if isinstance(outcome, EditRejected):
         outcome.position = position
@@ -270,7 +281,10 @@ class BuiltinStore:
         """One locked read-modify-write for every write of ``batch``, each in its turn.
 
         Outcomes are settled only once the batch is on disk: a write refused because of
-        an earlier one in the batch is not told so if that one never landed.
+        an earlier one in the batch is not told so if that one never landed. They are
+        settled before the journal hears of the rename, so that the callers' replies
+        travel while that confirmation does; until it lands this file's next batch
+        waits, and a confirmation that never lands is done by the next writer.
         """
         guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
         reads = None
@@ -291,13 +305,7 @@ class BuiltinStore:
             # a commit without its rename and confirmation would leave the file lagging
             # until somebody read it.
             outcomes = await asyncio.shield(self._rewrite(target, lease, head, batch, receipts))
-        for queued, outcome in outcomes:
-            if not queued.wanted:
-                continue
-            if isinstance(outcome, Exception):
-                queued.outcome.set_exception(outcome)
-            else:
-                queued.outcome.set_result(outcome)
+        _settle(outcomes)
 
     async def _head_and_receipts(
         self, target: Target, lease: Lease, guards: list[WriteGuard]
@@ -323,7 +331,7 @@ class BuiltinStore:
         """Plan the batch and stage its file in one thread hand-off, then commit and rename."""
         plan = await asyncio.to_thread(self._plan, target, head, batch, receipts)
         if plan.staged is not None:
-            await self._replace(target, lease, plan)
+            await self._replace(target, lease, plan, landed=lambda: _settle(plan.outcomes))
         return plan.outcomes
 
     def _plan(
@@ -377,8 +385,13 @@ class BuiltinStore:
         records = [(guard, applied) for guard, applied in changed if guard is not None]
         return _Plan(outcomes, current, stage(self._files[target], data), records)
 
-    async def _replace(self, target: Target, lease: Lease, plan: _Plan) -> None:
-        """Commit and rename the staged file; repair it if a newer version overtook it."""
+    async def _replace(
+        self, target: Target, lease: Lease, plan: _Plan, *, landed: Callable[[], None]
+    ) -> None:
+        """Commit and rename the staged file; repair it if a newer version overtook it.
+
+        ``landed`` is called once the file is in place, before the journal is told so.
+        """
         assert plan.staged is not None
         current, records = plan.current, plan.records
         version = 0
@@ -403,6 +416,7 @@ class BuiltinStore:
             )
 
         written = await install(plan.staged, before_commit=commit)
+        landed()
         if self._journal is None:
             return
         head = await self._journal.confirm(
