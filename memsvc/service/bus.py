@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 
 from memsvc.events import encode
 from memsvc.keys import Keys
+from memsvc.redisbatch import CommandBatcher
 from memsvc.service.eventlog import EventLog, LogRecord
 
 INBOX_TTL_SECONDS = 60
@@ -61,8 +62,11 @@ class Delivery:
 class EventBus:
     """The event stream with its consumer group, the clients' inboxes and the dead-event stream."""
 
-    def __init__(self, redis: Redis, keys: Keys, log: EventLog) -> None:
+    def __init__(
+        self, redis: Redis, keys: Keys, log: EventLog, *, commands: CommandBatcher | None = None
+    ) -> None:
         self._redis = redis
+        self._commands = commands or CommandBatcher(redis)
         self._keys = keys
         self.log = log
         self._refresh = redis.register_script(_REFRESH_SCRIPT)
@@ -172,8 +176,12 @@ class EventBus:
         reply: dict[str, Any] | None = None,
         dead: dict[str, Any] | None = None,
     ) -> None:
-        """Reply, log, park (dead events), acknowledge and delete in one round trip."""
-        async with self._redis.pipeline(transaction=False) as pipe:
+        """Reply, log, park (dead events), acknowledge and delete in one round trip.
+
+        Events finishing together share that round trip (see :mod:`memsvc.redisbatch`).
+        """
+
+        def queue(pipe: Pipeline) -> None:
             if reply_to is not None and reply is not None:
                 _add_reply(pipe, reply_to, reply)
             self.log.add(pipe, record)
@@ -193,7 +201,8 @@ class EventBus:
                 )
             pipe.xack(self._keys.events, self._keys.workers_group, delivery.stream_id)
             pipe.xdel(self._keys.events, delivery.stream_id)
-            await pipe.execute()
+
+        await self._commands.execute(queue)
 
     async def dead_events(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]

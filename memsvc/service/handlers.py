@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from redis.asyncio.client import Pipeline
 
 from memsvc.builtin.snapshot import ThreadRead
 from memsvc.builtin.tool import ToolOutcome
@@ -232,17 +233,23 @@ class EventHandlers:
             heads = [
                 rt.journal.keys_of(target, event.user_id, event.agent_id) for target in TARGETS
             ]
-        async with rt.redis.pipeline(transaction=False) as pipe:
-            previous_of = rt.sessions.queue_enter(pipe, *ids)
-            if not starts_turn:
-                known_of = rt.snapshots.queue_known(pipe, *ids)
-                previous, known = await pipe.execute()
-                return previous_of(previous), known_of(known), None
-            read_of = rt.snapshots.queue_read(pipe, *ids, heads=heads)
-            rt.sessions.failures(event.user_id, event.agent_id).queue_reset(pipe, event.thread_id)
-            previous, raw, _ = await pipe.execute()
-        read = read_of(raw)
-        return previous_of(previous), read.snapshot is not None, read
+        parsers: list[Callable[[Any], Any]] = []
+
+        def queue(pipe: Pipeline) -> None:  # events entering together share a round trip
+            parsers.append(rt.sessions.queue_enter(pipe, *ids))
+            if starts_turn:
+                parsers.append(rt.snapshots.queue_read(pipe, *ids, heads=heads))
+                rt.sessions.failures(event.user_id, event.agent_id).queue_reset(
+                    pipe, event.thread_id
+                )
+            else:
+                parsers.append(rt.snapshots.queue_known(pipe, *ids))
+
+        results = await rt.commands.execute(queue)
+        previous, second = (parse(raw) for parse, raw in zip(parsers, results[:2], strict=True))
+        if not starts_turn:
+            return previous, second, None
+        return previous, second.snapshot is not None, second
 
     async def _follow_thread(
         self,

@@ -29,6 +29,7 @@ from memsvc.jobs.payloads import MirrorJob
 from memsvc.jobs.queue import DeadLetters, JobQueue
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
+from memsvc.redisbatch import CommandBatcher
 from memsvc.security.classifier import load as load_classifier
 from memsvc.security.scanner import Scanner
 from memsvc.service.bus import EventBus
@@ -100,7 +101,8 @@ class Runtime:
             max_entries=settings.log_max_entries,
             retention_seconds=settings.log_retention_seconds,
         )
-        self.bus = EventBus(redis, self.keys, self.log)
+        self.commands = CommandBatcher(redis)  # what events running together send as one
+        self.bus = EventBus(redis, self.keys, self.log, commands=self.commands)
         self.dead_letters = DeadLetters(redis, self.keys)
         self.jobs = jobs
         self.key_locks: KeyedLocks = (
