@@ -8,21 +8,28 @@ A caller here hands over the commands it would have put in its pipeline; the one
 queued before the loop gets back to its selector leave in one pipeline, and each
 caller gets its own results (or the first error among its own commands) back.
 
-Only commands whose sending matters more than their caller's patience belong here:
-once queued they are sent even if the caller is cancelled (a reply, a log record,
-an acknowledgement, reads), never the acquiring of a lock.
+Once queued, commands are sent even if their caller is cancelled: a reply, a log
+record, an acknowledgement or a read may go out unheard. A caller whose commands
+take something (a lock) says how to give it back (``abandoned``), and is handed
+its results if it is gone when they arrive.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
+from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
+
+from memsvc.tasks import TaskSet
 
 Queue = Callable[[Pipeline], None]
+Abandoned = Callable[[list[Any]], Awaitable[None]]
 
 
 class CommandBatcher:
@@ -30,49 +37,79 @@ class CommandBatcher:
 
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
-        self._pending: list[tuple[Queue, asyncio.Future[list[Any]]]] = []
-        self._sending: set[asyncio.Task[None]] = set()
+        self._pending: list[_Call] = []
+        self._sending = TaskSet("shared pipelines")
+        self._giving_back = TaskSet("abandoned results")
 
-    async def execute(self, queue: Queue) -> list[Any]:
-        """Results of the commands ``queue`` adds to a pipeline, in their order."""
+    async def execute(self, queue: Queue, *, abandoned: Abandoned | None = None) -> list[Any]:
+        """Results of the commands ``queue`` adds to a pipeline, in their order.
+
+        ``abandoned`` gets the results instead if this caller was cancelled meanwhile.
+        """
         loop = asyncio.get_running_loop()
         result: asyncio.Future[list[Any]] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._send_pending)
-        self._pending.append((queue, result))
+        self._pending.append(_Call(queue, result, abandoned))
         return await result
+
+    async def script(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """``script``'s answer, sent by its digest with the rest of the turn's commands.
+
+        A server that lost its scripts (restarted, flushed) ran nothing: the script is
+        loaded and sent once more.
+        """
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.evalsha(script.sha, len(keys), *keys, *args)
+
+        try:
+            (answer,) = await self.execute(queue)
+        except NoScriptError:
+            await self._redis.script_load(script.script)
+            (answer,) = await self.execute(queue)
+        return answer
 
     def _send_pending(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._send(batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+        self._sending.spawn(self._send(batch))
 
-    async def _send(self, batch: list[tuple[Queue, asyncio.Future[list[Any]]]]) -> None:
+    async def _send(self, batch: list[_Call]) -> None:
         spans: list[tuple[int, int]] = []
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
-                for queue, _ in batch:
+                for call in batch:
                     start = len(pipe)
-                    queue(pipe)
+                    call.queue(pipe)
                     spans.append((start, len(pipe)))
                 results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:  # the whole pipeline: every caller hears it
-            for _, result in batch:
-                if not result.done():
-                    result.set_exception(exc if isinstance(exc, Exception) else _cut_short(exc))
+            for call in batch:
+                if not call.result.done():
+                    call.result.set_exception(
+                        exc if isinstance(exc, Exception) else _cut_short(exc)
+                    )
             if not isinstance(exc, Exception):
                 raise
             return
-        for (start, end), (_, result) in zip(spans, batch, strict=True):
-            if result.done():  # its caller was cancelled
-                continue
+        for (start, end), call in zip(spans, batch, strict=True):
             own = results[start:end]
+            if call.result.done():  # its caller was cancelled
+                if call.abandoned is not None:
+                    self._giving_back.spawn(call.abandoned(own))
+                continue
             error = next((item for item in own if isinstance(item, Exception)), None)
             if error is not None:
-                result.set_exception(error)
+                call.result.set_exception(error)
             else:
-                result.set_result(own)
+                call.result.set_result(own)
+
+
+@dataclass(frozen=True)
+class _Call:
+    queue: Queue
+    result: asyncio.Future[list[Any]]
+    abandoned: Abandoned | None
 
 
 def _cut_short(exc: BaseException) -> Exception:

@@ -77,18 +77,22 @@ class Runtime:
             self.layout, settings.config, hindsight_url=settings.hindsight_url
         )
         self.keys = Keys(settings.key_prefix)
+        self.commands = CommandBatcher(redis)  # what events running together send as one
         self.locks: WriteLocks = (
             RedisLocks(
                 redis,
                 self.keys,
                 lease_seconds=settings.lock_lease_seconds,
                 wait_seconds=settings.lock_wait_seconds,
+                commands=self.commands,
             )
             if shared_redis
             else FileLocks(self.layout, wait_seconds=settings.lock_wait_seconds)
         )
         # leases can expire under a stalled writer: their commits go through the journal
-        self.journal = FileJournal(redis, self.keys) if shared_redis else None
+        self.journal = (
+            FileJournal(redis, self.keys, commands=self.commands) if shared_redis else None
+        )
         self.write_batches = new_batches()  # a user's agents share USER.md: one queue per file
         self.snapshots = RedisSnapshotCache(
             redis, self.keys, ttl_seconds=settings.snapshot_ttl_seconds
@@ -101,7 +105,6 @@ class Runtime:
             max_entries=settings.log_max_entries,
             retention_seconds=settings.log_retention_seconds,
         )
-        self.commands = CommandBatcher(redis)  # what events running together send as one
         self.bus = EventBus(redis, self.keys, self.log, commands=self.commands)
         self.dead_letters = DeadLetters(redis, self.keys)
         self.jobs = jobs

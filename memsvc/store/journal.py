@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 from memsvc.errors import LockLostError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import Target
+from memsvc.redisbatch import CommandBatcher
 from memsvc.store.locks import RELEASE_LUA, Fence
 from memsvc.store.receipts import RECEIPT_TTL_SECONDS
 
@@ -120,10 +121,22 @@ def decode_head(fields: Any, unconfirmed: Sequence[bytes]) -> Head | None:
 
 
 class FileJournal:
-    """The head version of each memory file in Redis, committed only by the lease holder."""
+    """The head version of each memory file in Redis, committed only by the lease holder.
 
-    def __init__(self, redis: Redis, keys: Keys, *, ttl_seconds: int = JOURNAL_TTL_SECONDS) -> None:
+    Commits and confirmations go out with the other commands of their loop turn
+    (``commands``): a worker's writes to different files share their round trips.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        *,
+        ttl_seconds: int = JOURNAL_TTL_SECONDS,
+        commands: CommandBatcher | None = None,
+    ) -> None:
         self._redis = redis
+        self._commands = commands or CommandBatcher(redis)
         self._keys = keys
         self._ttl_ms = ttl_seconds * 1000
         self._commit = redis.register_script(_COMMIT)
@@ -176,7 +189,8 @@ class FileJournal:
         """
         head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
         try:
-            version = await self._commit(
+            version = await self._commands.script(
+                self._commit,
                 keys=[
                     head_key,
                     unconfirmed_key,
@@ -226,7 +240,7 @@ class FileJournal:
             keys += [release.lock_key, release.wake_key]
             args += [release.token, str(release.lease_ms)]
         try:
-            version, released = await self._confirm(keys=keys, args=args)
+            version, released = await self._commands.script(self._confirm, keys=keys, args=args)
         except RedisError as exc:
             raise LockUnavailableError(f"cannot confirm to the file journal: {exc}") from exc
         if released == 0:

@@ -33,6 +33,7 @@ from memsvc import telemetry
 from memsvc.errors import LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
+from memsvc.redisbatch import CommandBatcher
 from memsvc.store.atomicfile import open_lock_file
 
 log = structlog.get_logger(__name__)
@@ -120,7 +121,8 @@ class RedisLocks:
     Without the local queue every waiting task would ask Redis; with it, one task per
     process and file does. That task does not poll: it blocks on the lock's wake list,
     which every release pushes to, for at most the lease's remaining time (a holder
-    that dies wakes nobody; its lease runs out instead).
+    that dies wakes nobody; its lease runs out instead). Acquires and releases go
+    out with the other commands of their loop turn (``commands``).
     """
 
     def __init__(
@@ -130,8 +132,10 @@ class RedisLocks:
         *,
         lease_seconds: float = 10.0,
         wait_seconds: float = 10.0,
+        commands: CommandBatcher | None = None,
     ) -> None:
         self._redis = redis
+        self._commands = commands or CommandBatcher(redis)
         self._keys = keys
         self._lease_ms = int(lease_seconds * 1000)
         self._wait = wait_seconds
@@ -166,13 +170,19 @@ class RedisLocks:
     async def _acquire(
         self, name: str, token: str, reads: ReadsUnderLock | None, deadline: float
     ) -> list[Any] | None:
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.set(name, token, nx=True, px=self._lease_ms)
+            pipe.pttl(name)
+            if reads is not None:
+                reads(pipe)
+
+        async def give_back(results: list[Any]) -> None:  # taken for a caller that left
+            if results[0]:
+                await self._release_lease(name, token)
+
         while True:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                pipe.set(name, token, nx=True, px=self._lease_ms)
-                pipe.pttl(name)
-                if reads is not None:
-                    reads(pipe)
-                acquired, left_ms, *found = await pipe.execute()
+            acquired, left_ms, *found = await self._commands.execute(queue, abandoned=give_back)
             if acquired:
                 return found if reads is not None else None
             left = deadline - time.monotonic()
@@ -184,8 +194,8 @@ class RedisLocks:
 
     async def _release_lease(self, name: str, token: str) -> None:
         try:
-            released = await self._release(
-                keys=[name, wake_key(name)], args=[token, self._lease_ms]
+            released = await self._commands.script(
+                self._release, keys=[name, wake_key(name)], args=[token, self._lease_ms]
             )
         except RedisError as exc:
             log.warning("lock_release_failed", lock=name, error=str(exc))

@@ -229,3 +229,30 @@ async def test_a_lock_released_after_expiry_is_only_logged(
     # the key is free again for the next writer
     async with locks.hold("user", "u1", "a1"):
         pass
+
+
+async def test_an_acquire_whose_caller_left_gives_the_lease_back(fake_redis: Redis) -> None:
+    keys = Keys("t")
+    locks = RedisLocks(fake_redis, keys, lease_seconds=30, wait_seconds=1)
+
+    async def leave_while_acquiring() -> None:
+        async with locks.hold("user", "u1", "a1"):
+            raise AssertionError("the caller left before the lock was taken")
+
+    caller = asyncio.ensure_future(leave_while_acquiring())
+    await asyncio.sleep(0)  # the acquire is queued in the shared pipeline, not yet answered
+    caller.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await caller
+
+    # taken for nobody, it is released at once, not held until its 30 s lease runs out
+    async with locks.hold("user", "u1", "a1"):
+        pass
+    assert await fake_redis.exists(keys.store_lock("user", "u1", "a1")) == 0
+
+
+async def test_writes_go_on_after_redis_lost_its_scripts(redis_store: BuiltinStore) -> None:
+    await redis_store.write("user", [Op("add", "before")])
+    await redis_store._journal._redis.script_flush()  # type: ignore[union-attr]  # a restart
+    await redis_store.write("user", [Op("add", "after")])
+    assert await redis_store.read("user") == ["before", "after"]
