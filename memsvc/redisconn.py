@@ -21,7 +21,7 @@ import contextlib
 from typing import Any
 
 import structlog
-from redis.asyncio import Connection, Redis
+from redis.asyncio import Connection, ConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
@@ -69,12 +69,32 @@ def connection_options(settings: ServiceSettings) -> dict[str, Any]:
     }
 
 
+class UnqueuedPool(ConnectionPool):
+    """A pool that hands out connections without queueing callers behind each other.
+
+    redis-py 5.3 checks a pooled connection for unread data while it holds the pool's
+    lock, and with hiredis that check waits one turn of the event loop: checkouts
+    queue one per loop turn (redis/redis-py#3692). With a hundred events in flight a
+    worker's round trips took 40 ms where the wire took 2. Taking a connection is
+    synchronous here (no other task runs meanwhile), and the same check runs after,
+    outside any lock.
+    """
+
+    async def get_connection(self, *_: Any, **__: Any) -> Any:
+        connection = self.get_available_connection()  # type: ignore[no-untyped-call]
+        try:
+            await self.ensure_connection(connection)
+        except BaseException:
+            await self.release(connection)
+            raise
+        return connection
+
+
 def connect(url: str, settings: ServiceSettings) -> Redis:
     options = connection_options(settings)
     if HIREDIS_PACKS and url.startswith("redis://"):  # TLS and unix sockets keep their class
         options["connection_class"] = PackingConnection
-    redis: Redis = Redis.from_url(url, **options)
-    return redis
+    return Redis.from_pool(UnqueuedPool.from_url(url, **options))
 
 
 class Outage:
