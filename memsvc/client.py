@@ -305,14 +305,21 @@ class MemoryClient:
         args: dict[str, Any],
         *,
         deadline: float | None = None,
+        mirror: bool = True,
     ) -> dict[str, Any]:
-        """Run a memory tool; returns its result (the dict the model reads)."""
+        """Run a memory tool; returns its result (the dict the model reads).
+
+        ``mirror=False``: a ``memory`` write the external provider does not follow (a
+        migration that keeps Hindsight out, or mirrors its entries itself); other tools
+        ignore it.
+        """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
         try:
             if name == MEMORY_TOOL:
-                event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
+                payload = MemoryWritePayload(args=args, mirror=mirror)
+                event = MemoryWriteEvent(**envelope, payload=payload)
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
         except ValidationError as exc:  # the model's arguments: it gets a result to act on

@@ -98,6 +98,9 @@ class PrefetchPayload(_Model):
 
 class MemoryWritePayload(_Model):
     args: Args  # the memory tool's arguments; the tool validates them
+    # False: no external provider follows this write (a migration that keeps Hindsight out,
+    # or mirrors its entries itself and waits for them)
+    mirror: bool = True
 
 
 class ToolCallPayload(_Model):

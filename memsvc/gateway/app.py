@@ -316,6 +316,7 @@ async def agent_tool(
         body.name,
         body.args,
         deadline=body.deadline,
+        mirror=body.mirror,
     )
 
 

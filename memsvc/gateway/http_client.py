@@ -156,10 +156,19 @@ class MemoryHTTPClient:
         args: dict[str, Any],
         *,
         deadline: float | None = None,
+        mirror: bool = True,
     ) -> dict[str, Any]:
-        """Run a memory tool; returns its result (the dict the model reads)."""
+        """Run a memory tool; returns its result (the dict the model reads). See
+        :meth:`MemoryClient.call_tool` for ``mirror``."""
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
-        body = {"agent_id": agent_id, "thread_id": thread_id, "name": name, "args": args}
+        body: dict[str, Any] = {
+            "agent_id": agent_id,
+            "thread_id": thread_id,
+            "name": name,
+            "args": args,
+        }
+        if not mirror:  # only then: a gateway older than the field still takes the rest
+            body["mirror"] = False
         try:
             return await self._call(
                 "POST", "/agent/tool", user_id, body=body, within=seconds, pass_on=True

@@ -196,6 +196,9 @@ class ToolCall(_Agent):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
     args: Args = Field(default_factory=dict)
     deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+    mirror: bool = Field(
+        default=True, description="false: Hindsight does not follow this `memory` write"
+    )
 
 
 class SyncTurn(_Agent):

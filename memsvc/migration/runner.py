@@ -160,9 +160,10 @@ class EntryWriter(Protocol):
     """Where a migration's file entries are written: the service, or a dry run's scratch copy."""
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
-        """One ``memory`` tool add; returns the tool's result."""
+        """One ``memory`` tool add; returns the tool's result. ``mirror=False``: no external
+        provider hears of it."""
 
 
 class ToolWriter:
@@ -172,14 +173,17 @@ class ToolWriter:
         self._client = client
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
         args = {"action": "add", "target": target, "content": content}
-        return await self._client.call_tool(user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args)
+        return await self._client.call_tool(
+            user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args, mirror=mirror
+        )
 
 
 class ScratchWriter:
-    """A dry run's writes: the same tool, on a copy of the user's files taken at first use."""
+    """A dry run's writes: the same tool, on a copy of the user's files taken at first use;
+    never mirrored."""
 
     def __init__(self, runtime: Runtime, live: DataLayout) -> None:
         self._runtime = runtime
@@ -190,7 +194,7 @@ class ScratchWriter:
             shutil.copy2(overrides, runtime.layout.global_overrides())
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
         if user_id not in self._copied:
             self._copied.add(user_id)
@@ -282,7 +286,13 @@ class Migration:
             if not item.in_file:
                 to_banks.append(item)
                 continue
-            result = await self._writer.add(source.user_id, source.agent_id, item.target, item.text)
+            result = await self._writer.add(
+                source.user_id,
+                source.agent_id,
+                item.target,
+                item.text,
+                mirror=not self._skip_hindsight,  # --skip-hindsight: nothing reaches it
+            )
             verdict, detail = _verdict(result)
             detail = "; ".join(part for part in (item.note, detail) if part)
             destination = _file_name(item.target, source.agent_id)

@@ -323,19 +323,27 @@ class EventHandlers:
         outcome: ToolOutcome = await manager.memory_write(
             args, thread_id=event.thread_id, receipt=receipt
         )
-        return self._written(event, manager, outcome)
+        mirror = not isinstance(event, MemoryWriteEvent) or event.payload.mirror
+        return self._written(event, manager, outcome, mirror=mirror)
 
     def _written(
         self,
         event: MemoryWriteEvent | ToolCallEvent | EntryEditEvent,
         manager: MemoryManager,
         outcome: ToolOutcome,
+        *,
+        mirror: bool = True,
     ) -> Handled:
-        """A write's reply and record; a write that could not be applied now is deferred."""
+        """A write's reply and record; a write that could not be applied now is deferred.
+
+        ``mirror=False``: the external provider does not hear of it (the record says so).
+        """
         if outcome.result.get("retryable"):
             raise WriteDeferred(outcome.result.get("error", "not applied"))
 
-        async def mirror() -> None:
+        follows = mirror and bool(outcome.changes) and manager.external is not None
+
+        async def follow() -> None:
             await manager.mirror(outcome, thread_id=event.thread_id, event_id=event.id)
 
         reply: dict[str, Any] = (
@@ -348,8 +356,9 @@ class EventHandlers:
                 "changes": [change.as_dict() for change in outcome.changes],  # for explain
                 "target": outcome.target,
                 **({"position": list(outcome.position)} if outcome.position else {}),  # replay
+                **({} if mirror else {"mirror": False}),
             },
-            after_reply=[mirror] if outcome.changes and manager.external is not None else [],
+            after_reply=[follow] if follows else [],
         )
 
     async def _sync_turn(self, event: SyncTurnEvent, manager: MemoryManager) -> Handled:

@@ -295,7 +295,42 @@ async def test_skip_hindsight_retains_nothing_and_says_so(
     history = [o for o in report.users[0].files[0].outcomes if o.origin.startswith("history.")]
     assert [o.verdict for o in history] == [NOT_RETAINED] * 3
     assert all(o.detail == "--skip-hindsight" for o in history)
-    assert not any(d for d in fake.documents(USER_BANK) if d.startswith("deerflow-"))
+    assert ADDED in {o.verdict for o in report.users[0].files[0].outcomes}
+    # the file writes went through a worker, and not one of them was mirrored either
+    assert fake.count("retain") == 0 and not any(fake.banks.values())
+    writes = [e for e in await service.log() if e.type == "memory_write"]
+    assert writes and all(e.detail["mirror"] is False for e in writes)
+    # a live agent's write beside it is mirrored as ever
+    await service.client.call_tool(
+        "zhang", "default", "t", "memory", {"action": "add", "target": "user", "content": "Hi"}
+    )
+    await service.jobs.drain()
+    assert mirror_document_id("user", "Hi") in fake.documents(USER_BANK)
+
+
+@pytest.mark.parametrize("skip", [True, False])
+async def test_skip_hindsight_embedded_sends_nothing_to_hindsight(
+    service_settings: ServiceSettings,
+    home: Path,
+    fake: FakeHindsight,
+    monkeypatch: pytest.MonkeyPatch,
+    skip: bool,
+) -> None:
+    """``memsvc migrate`` without Redis: the writes run through the in-process worker and its
+    job queue, which must not mirror them either."""
+
+    def fake_client(base_url: str, **_: object) -> HindsightClient:
+        return HindsightClient(base_url, transport=fake.transport())
+
+    monkeypatch.setattr("memsvc.service.runtime.HindsightClient", fake_client)
+    write(home / "users/zhang/memory.json", ZHANG)
+    async with open_migration(service_settings, skip_hindsight=skip) as migration:
+        report = await migration.run(find_sources(home))
+    assert not report.failed
+    if skip:
+        assert fake.count("retain") == 0 and not any(fake.banks.values())
+    else:  # the same run without the flag does reach this Hindsight
+        assert fake.count("retain") > 0 and fake.documents(USER_BANK)
 
 
 async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated(

@@ -104,6 +104,20 @@ async def test_the_agent_calls_answer_as_the_memory_client_does(
     assert await remote.write_outcome("alice", "0123456789abcdef") is None
 
 
+async def test_a_memory_write_without_its_mirror_says_so_to_the_worker(
+    gateway: Gateway, remote: MemoryHTTPClient
+) -> None:
+    args = {"action": "add", "target": "memory", "content": "Kept out of Hindsight"}
+    assert (await remote.call_tool("alice", "a1", "t1", "memory", args, mirror=False))["success"]
+    args = {"action": "add", "target": "memory", "content": "Mirrored as ever"}
+    assert (await remote.call_tool("alice", "a1", "t1", "memory", args))["success"]
+    writes = [e for e in await gateway.service.log() if e.type == "memory_write"]
+    assert [(e.event["payload"]["mirror"], e.detail.get("mirror")) for e in writes] == [
+        (False, False),
+        (True, None),
+    ]
+
+
 async def test_another_users_id_is_refused_as_the_gateway_refuses_it(
     remote: MemoryHTTPClient,
 ) -> None:
