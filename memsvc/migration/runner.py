@@ -10,6 +10,12 @@
   room for) are scanned and retained by the user's Hindsight provider, after
   the bank said which of them it holds: ids follow the text, so a re-run sends
   nothing. The run waits for each retain, so the report says what Hindsight has.
+- **Mirrors of the file entries** are sent by the run itself, not queued by the
+  worker (its writes say ``mirror: false``): after each file, every entry it
+  placed or found already there is made sure of in its bank, as the mirror's
+  own document, so a run after a Hindsight outage fills the banks the first
+  run could not, and a run over complete banks sends nothing. With
+  ``--skip-hindsight`` nothing at all reaches Hindsight.
 - **A dry run** writes the same entries into a scratch copy of each user's files
   with a runtime of its own: its verdicts are the real ones, and nothing is
   written to the data dir, the DeerFlow home or Hindsight.
@@ -38,6 +44,7 @@ from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError, MemsvcError
 from memsvc.events import MEMORY_TOOL
 from memsvc.hindsight.banks import MIGRATION_TAG
+from memsvc.hindsight.client import HindsightError
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.ids import validate_id
 from memsvc.migration.deerflow import MEMORY_JSON, Source, read_source
@@ -77,12 +84,23 @@ class Outcome:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Mirrored:
+    """A file's migrated entries in their bank: how many, and how many the bank lacked."""
+
+    file: str
+    bank: str
+    entries: int
+    sent: int
+
+
 @dataclass
 class FileReport:
     file: str
     user_id: str
     agent_id: str
     outcomes: list[Outcome] = field(default_factory=list)
+    mirrored: list[Mirrored] = field(default_factory=list)
     backup: str | None = None
     already_migrated: bool = False
     error: str | None = None
@@ -141,6 +159,11 @@ class MigrationReport:
                 for o in report.outcomes:
                     detail = f"  ({o.detail})" if o.detail else ""
                     out.append(f"    {o.verdict:<16} {o.destination:<28} {_short(o.text)}{detail}")
+                for m in report.mirrored:
+                    out.append(
+                        f"    in {m.bank}: the {m.entries} migrated entries of {m.file} "
+                        f"({m.sent} sent, {m.entries - m.sent} there already)"
+                    )
                 if report.error:
                     out.append(f"    error: {report.error}")
                 if report.backup:
@@ -266,9 +289,10 @@ class Migration:
             try:
                 report.files.append(await self._file(source))
             except (MemsvcError, OSError) as exc:
-                log.warning("migration_file_failed", file=source.relative, error=str(exc))
+                error = f"Hindsight: {exc}" if isinstance(exc, HindsightError) else str(exc)
+                log.warning("migration_file_failed", file=source.relative, error=error)
                 report.files.append(
-                    FileReport(source.relative, source.user_id, source.agent_id, error=str(exc))
+                    FileReport(source.relative, source.user_id, source.agent_id, error=error)
                 )
         return report
 
@@ -282,6 +306,7 @@ class Migration:
         planned = plan(source, read_source(source))
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
         to_banks: list[Item] = []
+        placed: list[Item] = []  # in their file now: their mirrors are this run's to send
         for item in planned.items:
             if not item.in_file:
                 to_banks.append(item)
@@ -291,7 +316,7 @@ class Migration:
                 source.agent_id,
                 item.target,
                 item.text,
-                mirror=not self._skip_hindsight,  # --skip-hindsight: nothing reaches it
+                mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
             )
             verdict, detail = _verdict(result)
             detail = "; ".join(part for part in (item.note, detail) if part)
@@ -299,11 +324,37 @@ class Migration:
             report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
             if verdict == OVER:  # no room in the file: the bank still gets it
                 to_banks.append(item)
+            elif verdict in (ADDED, PRESENT):
+                placed.append(item)
         await self._banks(source, to_banks, report)
+        await self._mirror(source, placed, report)
         if not self._dry_run:
             report.backup = _back_up(source)
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
         return report
+
+    async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> None:
+        """Make sure each file entry of ``placed`` is in its bank (see the module docstring)."""
+        if self._dry_run or self._skip_hindsight or not placed:
+            return
+        memory = await self._runtime.memory(source.user_id, source.agent_id)
+        provider = memory.manager.external
+        if not isinstance(provider, HindsightProvider):
+            return
+        for target in TARGETS:
+            entries = list(dict.fromkeys(item.text for item in placed if item.target == target))
+            if not entries:
+                continue
+            # the bank a worker's mirror of these writes would have filled: their thread's
+            sent = await provider.mirror_entries(target, entries, thread_id=MIGRATION_THREAD)
+            report.mirrored.append(
+                Mirrored(
+                    file=_file_name(target, source.agent_id),
+                    bank=provider.bank_for(target, MIGRATION_THREAD),
+                    entries=len(entries),
+                    sent=len(sent),
+                )
+            )
 
     async def _banks(self, source: Source, items: list[Item], report: FileReport) -> None:
         if not items:

@@ -275,6 +275,52 @@ async def test_a_second_run_changes_no_byte_and_sends_nothing(
     assert third.users[0].files[0].already_migrated and tree(data) == before
 
 
+async def test_a_run_after_a_hindsight_outage_fills_the_banks_the_first_could_not(
+    service: Service, home: Path, fake: FakeHindsight
+) -> None:
+    source = home / "users/zhang/memory.json"
+    write(
+        source,
+        memory_json(
+            work="Backend lead on the order service.",
+            facts=[
+                fact("f1", "Prefers Go for examples", "preference", 0.9),
+                fact("f2", "The order DB is PostgreSQL 15", "knowledge", 0.8),
+            ],
+        ),
+    )
+    user_md = ["[Work context] Backend lead on the order service.", "Prefers Go for examples"]
+    fake.down = True
+    first = await migrate(service, home)
+    assert first.failed and "Hindsight" in str(first.users[0].files[0].error)
+    assert entries(service, "users/zhang/USER.md") == user_md  # the files have them
+    assert source.exists()  # left for the next run: its entries are not in their banks
+    # the worker queued no mirror of the migration's writes: the run sends them itself
+    assert all(e.detail["mirror"] is False for e in await service.log() if e.type == "memory_write")
+    fake.down = False
+    second = await migrate(service, home)
+    assert not second.failed
+    assert {v for _, _, v in verdicts(second)} == {PRESENT}
+    assert {mirror_document_id("user", e) for e in user_md} <= set(fake.documents(USER_BANK))
+    assert mirror_document_id("memory", "The order DB is PostgreSQL 15") in fake.documents(
+        WORK_BANK
+    )
+    assert [(m.file, m.bank, m.entries, m.sent) for m in second.users[0].files[0].mirrored] == [
+        ("USER.md", USER_BANK, 2, 2),
+        ("agents/default/MEMORY.md", WORK_BANK, 1, 1),
+    ]
+    assert (
+        f"    in {USER_BANK}: the 2 migrated entries of USER.md (2 sent, 0 there already)"
+        in second.lines()
+    )
+    # over complete banks, a run sends nothing
+    source.write_bytes(source.with_name("memory.json.bak").read_bytes())
+    retains = fake.count("retain")
+    third = await migrate(service, home)
+    assert not third.failed and fake.count("retain") == retains
+    assert [m.sent for m in third.users[0].files[0].mirrored] == [0, 0]
+
+
 async def test_a_backup_never_replaces_an_older_one_that_differs(
     service: Service, home: Path
 ) -> None:
