@@ -286,21 +286,20 @@ class Migration:
         if not sources:
             report.error = "no memory.json of this user in the DeerFlow home"
         for source in sources:
+            # filled as the file goes: a file that fails partway still lists what it wrote
+            file = FileReport(source.relative, source.user_id, source.agent_id)
+            report.files.append(file)
             try:
-                report.files.append(await self._file(source))
+                await self._file(source, file)
             except (MemsvcError, OSError) as exc:
-                error = f"Hindsight: {exc}" if isinstance(exc, HindsightError) else str(exc)
-                log.warning("migration_file_failed", file=source.relative, error=error)
-                report.files.append(
-                    FileReport(source.relative, source.user_id, source.agent_id, error=error)
-                )
+                file.error = f"Hindsight: {exc}" if isinstance(exc, HindsightError) else str(exc)
+                log.warning("migration_file_failed", file=source.relative, error=file.error)
         return report
 
-    async def _file(self, source: Source) -> FileReport:
-        report = FileReport(source.relative, source.user_id, source.agent_id)
+    async def _file(self, source: Source, report: FileReport) -> None:
         if source.done:
             report.already_migrated = True
-            return report
+            return
         validate_id("user_id", source.user_id)
         validate_id("agent_id", source.agent_id)
         planned = plan(source, read_source(source))
@@ -331,7 +330,6 @@ class Migration:
         if not self._dry_run:
             report.backup = _back_up(source)
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
-        return report
 
     async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> None:
         """Make sure each file entry of ``placed`` is in its bank (see the module docstring)."""

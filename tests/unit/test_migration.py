@@ -321,6 +321,29 @@ async def test_a_run_after_a_hindsight_outage_fills_the_banks_the_first_could_no
     assert [m.sent for m in third.users[0].files[0].mirrored] == [0, 0]
 
 
+async def test_a_file_that_fails_partway_still_lists_what_it_wrote(
+    service: Service, home: Path, fake: FakeHindsight
+) -> None:
+    write(home / "users/zhang/memory.json", ZHANG)
+    fake.broken_banks.add(USER_BANK)  # the history summaries' bank answers 500
+    report = await migrate(service, home)
+    assert report.failed
+    (file,) = report.users[0].files
+    assert file.error is not None and file.error.startswith("Hindsight: ")
+    written = [o.text for o in file.outcomes if o.verdict == ADDED]
+    assert written and set(written) == set(
+        entries(service, "users/zhang/USER.md")
+        + entries(service, "users/zhang/agents/default/MEMORY.md")
+    )
+    as_json = report.as_dict()["users"][0]
+    assert as_json["failed"] and as_json["files"][0]["error"] == file.error
+    assert len(as_json["files"][0]["outcomes"]) == len(file.outcomes)
+    lines = report.lines()
+    assert "zhang  FAILED" in lines and f"    error: {file.error}" in lines
+    assert sum(line.lstrip().startswith(ADDED) for line in lines) == len(written)
+    assert (home / "users/zhang/memory.json").exists()  # left for the next run
+
+
 async def test_a_backup_never_replaces_an_older_one_that_differs(
     service: Service, home: Path
 ) -> None:
