@@ -158,7 +158,8 @@ class MigrationReport:
                     out.append("    already migrated: only its .bak is left")
                 for o in report.outcomes:
                     detail = f"  ({o.detail})" if o.detail else ""
-                    out.append(f"    {o.verdict:<16} {o.destination:<28} {_short(o.text)}{detail}")
+                    what = _short(o.text) if o.text else o.origin  # a skipped item has no text
+                    out.append(f"    {o.verdict:<16} {o.destination:<28} {what}{detail}")
                 for m in report.mirrored:
                     out.append(
                         f"    in {m.bank}: the {m.entries} migrated entries of {m.file} "

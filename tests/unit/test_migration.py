@@ -419,6 +419,31 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
     assert ("facts[3]", "empty content") in skipped
     assert ("profile", "a field §13.1 does not know") in skipped
     assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Emacs"]
+    # the text report says where each skipped item came from, as the JSON's origin does
+    lines = report.lines()
+    assert f"    {SKIPPED:<16} {'-':<28} facts[1]  (not a fact: content: Field required)" in lines
+    assert f"    {SKIPPED:<16} {'-':<28} facts[3]  (empty content)" in lines
+    assert f"    {SKIPPED:<16} {'-':<28} profile  (a field §13.1 does not know)" in lines
+
+
+async def test_null_where_deerflow_had_nothing_is_empty_not_a_failure(
+    service: Service, home: Path
+) -> None:
+    data = memory_json(
+        work="Runs the data platform", facts=[fact("f1", "Uses Vim", "knowledge", 1)]
+    )
+    data["user"]["personalContext"] = {"summary": None, "updatedAt": None}
+    data["user"]["topOfMind"] = None
+    data["history"]["recentMonths"]["summary"] = None
+    data["facts"][0].update(source=None, createdAt=None, id=None)
+    write(home / "users/ada/memory.json", data)
+    write(home / "users/bo/memory.json", {"user": None, "history": None, "facts": None})
+    report = await migrate(service, home)
+    assert not report.failed, report.lines()
+    assert entries(service, "users/ada/USER.md") == ["[Work context] Runs the data platform"]
+    assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Vim"]
+    assert [o.verdict for o in report.users[0].files[0].outcomes] == [ADDED, ADDED]
+    assert report.users[1].files[0].outcomes == [] and report.users[1].files[0].backup
 
 
 async def test_a_migration_beside_live_tool_writes_loses_neither_sides_writes(
