@@ -172,6 +172,21 @@ class BankClearPayload(_Model):
     confirm: str = Field(max_length=200)
 
 
+class ExplainPayload(_Model):
+    """The text an entry holds (at any step); ``every_agent``: every agent's MEMORY.md, not
+    only the envelope agent's."""
+
+    text: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    every_agent: bool = False
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the text to explain is empty")
+        return text
+
+
 class _Envelope(_Model):
     id: str = Field(pattern=r"^[A-Za-z0-9_\-]{8,64}$")
     user_id: UserId
@@ -275,6 +290,13 @@ class BankClearEvent(_Envelope):
     payload: BankClearPayload
 
 
+class ExplainEvent(_Envelope):
+    """The logged writes behind the user's entries that hold a text (``memsvc explain``)."""
+
+    type: Literal["explain"] = "explain"
+    payload: ExplainPayload
+
+
 Event = Annotated[
     PrefetchEvent
     | MemoryWriteEvent
@@ -289,7 +311,8 @@ Event = Annotated[
     | ConfigUpdateEvent
     | StatusEvent
     | SearchEvent
-    | BankClearEvent,
+    | BankClearEvent
+    | ExplainEvent,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
@@ -307,6 +330,7 @@ EVENT_TYPES = (
     "status",
     "search",
     "bank_clear",
+    "explain",
 )
 INVALID = "invalid"  # the refusal kind of an InvalidInputError
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

@@ -357,6 +357,18 @@ class MemoryHTTPClient:
         body = {"bank": bank, "confirm": confirm, "agent_id": agent_id}
         return await self._call("POST", "/bank/clear", user_id, body=body, within=deadline)
 
+    async def explain_memory(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        agent_id: str | None = None,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """See :meth:`MemoryClient.explain_memory`."""
+        params = {"text": text} if agent_id is None else {"text": text, "agent_id": agent_id}
+        return await self._call("GET", "/explain", user_id, params=params, within=deadline)
+
     async def read_log(
         self, user_id: str, *, before: str = "+", limit: int = 50, event_type: str | None = None
     ) -> dict[str, Any]:

@@ -5,9 +5,10 @@ the event log, and the work to do once the reply is on its way (mirroring a
 builtin write). Identity always comes from the envelope.
 
 A person's requests (the gateway's: reading and editing entries, config, status,
-search, clearing a bank) that cannot be granted are answered with a refusal the
-client raises as its error (:func:`memsvc.events.refusal`), not failed and parked
-as an event no worker could process.
+search, clearing a bank, explaining an entry) that cannot be granted are
+answered with a refusal the client raises as its error
+(:func:`memsvc.events.refusal`), not failed and parked as an event no worker
+could process.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from memsvc.events import (
     ConfigUpdateEvent,
     EntryEditEvent,
     Event,
+    ExplainEvent,
     MemoryReadEvent,
     MemoryWriteEvent,
     PrefetchEvent,
@@ -53,6 +55,7 @@ from memsvc.hindsight.client import HindsightError
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.paths import TARGETS
+from memsvc.service.explain import explain
 from memsvc.service.manager import MemoryManager
 from memsvc.service.runtime import Runtime
 
@@ -142,6 +145,8 @@ class EventHandlers:
             return await self._answer(self._status(event, manager))
         if isinstance(event, SearchEvent | BankClearEvent):
             return await self._answer(self._hindsight_request(event, manager))
+        if isinstance(event, ExplainEvent):
+            return await self._answer(self._explain(event))
         raise AssertionError(f"no handler for {type(event).__name__}")
 
     async def _answer(self, work: Coroutine[Any, Any, dict[str, Any]]) -> Handled:
@@ -213,6 +218,14 @@ class EventHandlers:
             )
         await external.clear_bank(event.payload.bank, confirm=event.payload.confirm)
         return {"cleared": event.payload.bank}
+
+    async def _explain(self, event: ExplainEvent) -> dict[str, Any]:
+        """The user's own entries only: the envelope names the user, the log and files are read."""
+        agent_id = None if event.payload.every_agent else event.agent_id
+        found = await explain(
+            self._rt, event.payload.text, user_id=event.user_id, agent_id=agent_id
+        )
+        return found.as_dict()
 
     async def _enter_thread(
         self,
