@@ -22,9 +22,9 @@ says what happened; the other calls raise :class:`MemoryUnavailableError`
 
 The DeerFlow V2 methods (``get_memory``, ``add_memory_entry``,
 ``replace_memory_entry``, ``remove_memory_entry``, ``get_memory_config``,
-``search_memory``, and the config, status, bank and log calls beside them) are a
-person's view of the same memory, as the gateway serves it: each returns the
-body of its route and raises the error its refusal stands for
+``search_memory``, and the config, status, bank, explain and log calls beside
+them) are a person's view of the same memory, as the gateway serves it: each
+returns the body of its route and raises the error its refusal stands for
 (:class:`ConflictError` for an entry that changed since it was read, ...).
 """
 
@@ -65,6 +65,8 @@ from memsvc.events import (
     ConfigUpdatePayload,
     EntryEditEvent,
     EntryEditPayload,
+    ExplainEvent,
+    ExplainPayload,
     MemoryReadEvent,
     MemoryWriteEvent,
     MemoryWritePayload,
@@ -305,14 +307,21 @@ class MemoryClient:
         args: dict[str, Any],
         *,
         deadline: float | None = None,
+        mirror: bool = True,
     ) -> dict[str, Any]:
-        """Run a memory tool; returns its result (the dict the model reads)."""
+        """Run a memory tool; returns its result (the dict the model reads).
+
+        ``mirror=False``: a ``memory`` write the external provider does not follow (a
+        migration that keeps Hindsight out, or mirrors its entries itself); other tools
+        ignore it.
+        """
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
         envelope = self._envelope(user_id, agent_id, thread_id, seconds)
         event: MemoryWriteEvent | ToolCallEvent
         try:
             if name == MEMORY_TOOL:
-                event = MemoryWriteEvent(**envelope, payload=MemoryWritePayload(args=args))
+                payload = MemoryWritePayload(args=args, mirror=mirror)
+                event = MemoryWriteEvent(**envelope, payload=payload)
             else:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
@@ -578,6 +587,26 @@ class MemoryClient:
         event = BankClearEvent(
             **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds),
             payload=_valid(BankClearPayload, bank=bank, confirm=confirm),
+        )
+        return await self._ask(event, seconds)
+
+    async def explain_memory(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        agent_id: str | None = None,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """The logged writes that added, replaced or removed the user's entries holding
+        ``text``, oldest first, as ``memsvc explain --json`` prints them: ``entries``
+        (each with its ``steps``), ``unlogged`` (entries no logged write made), ``log``
+        (how far back it reaches) and ``notes``. USER.md and ``agent_id``'s MEMORY.md;
+        every agent's without one. Raises :class:`InvalidInputError` for an empty text."""
+        seconds = self._seconds(deadline)
+        event = ExplainEvent(
+            **self._envelope(user_id, agent_id or DEFAULT_AGENT, DEFAULT_THREAD, seconds),
+            payload=_valid(ExplainPayload, text=text, every_agent=agent_id is None),
         )
         return await self._ask(event, seconds)
 

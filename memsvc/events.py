@@ -98,6 +98,9 @@ class PrefetchPayload(_Model):
 
 class MemoryWritePayload(_Model):
     args: Args  # the memory tool's arguments; the tool validates them
+    # False: no external provider follows this write (a migration that keeps Hindsight out,
+    # or mirrors its entries itself and waits for them)
+    mirror: bool = True
 
 
 class ToolCallPayload(_Model):
@@ -167,6 +170,21 @@ class BankClearPayload(_Model):
 
     bank: str = Field(min_length=1, max_length=200)
     confirm: str = Field(max_length=200)
+
+
+class ExplainPayload(_Model):
+    """The text an entry holds (at any step); ``every_agent``: every agent's MEMORY.md, not
+    only the envelope agent's."""
+
+    text: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    every_agent: bool = False
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the text to explain is empty")
+        return text
 
 
 class _Envelope(_Model):
@@ -272,6 +290,13 @@ class BankClearEvent(_Envelope):
     payload: BankClearPayload
 
 
+class ExplainEvent(_Envelope):
+    """The logged writes behind the user's entries that hold a text (``memsvc explain``)."""
+
+    type: Literal["explain"] = "explain"
+    payload: ExplainPayload
+
+
 Event = Annotated[
     PrefetchEvent
     | MemoryWriteEvent
@@ -286,7 +311,8 @@ Event = Annotated[
     | ConfigUpdateEvent
     | StatusEvent
     | SearchEvent
-    | BankClearEvent,
+    | BankClearEvent
+    | ExplainEvent,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
@@ -304,6 +330,7 @@ EVENT_TYPES = (
     "status",
     "search",
     "bank_clear",
+    "explain",
 )
 INVALID = "invalid"  # the refusal kind of an InvalidInputError
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

@@ -32,7 +32,7 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
 )
-from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX
+from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.statuses import detail_of, status_of
@@ -251,6 +251,20 @@ async def clear_bank(
     )
 
 
+@router.get("/explain", response_model=models.Explanation, responses=_errors())
+async def explain(
+    request: Request,
+    who: Caller,
+    text: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+    agent_id: Annotated[
+        str | None, Query(max_length=128, description="default: every agent's MEMORY.md")
+    ] = None,
+    user_id: UserQuery = None,
+) -> dict[str, Any]:
+    """The logged writes behind the caller's entries that hold ``text``, oldest first."""
+    return await _mem(request).explain_memory(acting_user(who, user_id), text, agent_id=agent_id)
+
+
 @router.get("/log", response_model=models.LogPage, responses=_errors())
 async def read_log(
     request: Request,
@@ -316,6 +330,7 @@ async def agent_tool(
         body.name,
         body.args,
         deadline=body.deadline,
+        mirror=body.mirror,
     )
 
 

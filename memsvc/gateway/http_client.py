@@ -156,10 +156,19 @@ class MemoryHTTPClient:
         args: dict[str, Any],
         *,
         deadline: float | None = None,
+        mirror: bool = True,
     ) -> dict[str, Any]:
-        """Run a memory tool; returns its result (the dict the model reads)."""
+        """Run a memory tool; returns its result (the dict the model reads). See
+        :meth:`MemoryClient.call_tool` for ``mirror``."""
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
-        body = {"agent_id": agent_id, "thread_id": thread_id, "name": name, "args": args}
+        body: dict[str, Any] = {
+            "agent_id": agent_id,
+            "thread_id": thread_id,
+            "name": name,
+            "args": args,
+        }
+        if not mirror:  # only then: a gateway older than the field still takes the rest
+            body["mirror"] = False
         try:
             return await self._call(
                 "POST", "/agent/tool", user_id, body=body, within=seconds, pass_on=True
@@ -347,6 +356,18 @@ class MemoryHTTPClient:
         """See :meth:`MemoryClient.clear_bank`."""
         body = {"bank": bank, "confirm": confirm, "agent_id": agent_id}
         return await self._call("POST", "/bank/clear", user_id, body=body, within=deadline)
+
+    async def explain_memory(
+        self,
+        user_id: str,
+        text: str,
+        *,
+        agent_id: str | None = None,
+        deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """See :meth:`MemoryClient.explain_memory`."""
+        params = {"text": text} if agent_id is None else {"text": text, "agent_id": agent_id}
+        return await self._call("GET", "/explain", user_id, params=params, within=deadline)
 
     async def read_log(
         self, user_id: str, *, before: str = "+", limit: int = 50, event_type: str | None = None

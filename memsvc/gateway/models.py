@@ -162,6 +162,50 @@ class LogPage(BaseModel):
     next: str | None = Field(description="`before` of the next page; null at the log's start")
 
 
+class ExplainStep(BaseModel):
+    """One logged write that changed the entry: its text before and after (null: none)."""
+
+    event_id: str
+    agent_id: str
+    thread_id: str
+    at: float = Field(description="unix seconds")
+    action: Literal["add", "replace", "remove"]
+    before: str | None
+    after: str | None
+
+
+class ExplainedEntry(BaseModel):
+    file: str = Field(description="`USER.md` or `agents/{agent}/MEMORY.md`")
+    now: str | None = Field(description="its text in the file now; null: no longer there")
+    reaches_back: bool = Field(description="false: the log starts after the write that made it")
+    steps: list[ExplainStep] = Field(description="oldest first")
+
+
+class UnloggedEntry(BaseModel):
+    """An entry in a file that no logged write made (older than the log, or written by hand)."""
+
+    file: str
+    entry: str
+
+
+class LogReach(BaseModel):
+    records: int
+    dropped: int = Field(description="older records the log has trimmed away")
+    oldest_at: float | None
+
+
+class Explanation(BaseModel):
+    """What ``memsvc explain --json`` prints, for the caller's own entries."""
+
+    user_id: str
+    agent_id: str | None = Field(description="null: every agent's MEMORY.md was searched")
+    text: str
+    entries: list[ExplainedEntry]
+    unlogged: list[UnloggedEntry]
+    log: LogReach
+    notes: list[str]
+
+
 # -- agents ---------------------------------------------------------------------------
 
 
@@ -196,6 +240,9 @@ class ToolCall(_Agent):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
     args: Args = Field(default_factory=dict)
     deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+    mirror: bool = Field(
+        default=True, description="false: Hindsight does not follow this `memory` write"
+    )
 
 
 class SyncTurn(_Agent):

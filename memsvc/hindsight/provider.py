@@ -22,8 +22,8 @@
   out of order still end with Hindsight holding exactly the file's entries.
 - **Tools** (``memory_mode`` ``tools`` / ``hybrid``): ``hindsight_recall``,
   ``hindsight_reflect`` and ``hindsight_retain`` (queued as a job).
-- **Documents retained once** (``retain_once``): what a DeerFlow migration brings
-  to a bank is sent only if the bank does not hold its id yet.
+- **Documents retained once** (``retain_once``, ``mirror_entries``): what a DeerFlow
+  migration brings to a bank is sent only if the bank does not hold its id yet.
 - **For people** (the gateway): a search of the banks in any memory mode, their
   status, and emptying a bank that is named twice.
 """
@@ -354,38 +354,61 @@ class HindsightProvider(MemoryProvider):
     ) -> tuple[int, int]:
         """Make the bank hold exactly the file's entries; returns (retained, deleted).
 
-        Hindsight itself says which mirror documents exist (they carry the tags
-        below), so a mirror that runs late, twice or after Redis lost its data
+        Hindsight itself says which mirror documents exist (they carry the mirror's
+        tags), so a mirror that runs late, twice or after Redis lost its data
         still converges on the file as it is now.
         """
-        tags = [MIRROR_TAG, f"target:{target}"]
         lock = self._keys.mirror_lock(target, self.user_id, self.agent_id)
         async with self._locks.hold_key(lock):
             entries = await self._store.read(target)
             wanted = {mirror_document_id(target, e): e for e in entries}
             bank = self.bank_for(target, thread_id)  # a thread's bank, if the template says so
-            have = set(await self._client.list_documents(bank, tags=tags))
-            new = [doc for doc in wanted if doc not in have]
-            if new:
-                await self._ensure_bank(bank)
-                filename = USER_FILE if target == "user" else MEMORY_FILE
-                await self._client.retain(
-                    bank,
-                    [
-                        RetainItem(
-                            content=wanted[doc],
-                            document_id=doc,
-                            context=f"an entry of the {filename} the agent keeps",
-                            tags=tags,
-                            metadata={"source": "builtin", "target": target},
-                        )
-                        for doc in new
-                    ],
-                )
+            have = set(await self._client.list_documents(bank, tags=_mirror_tags(target)))
+            new = await self._retain_mirrors(target, bank, wanted, have)
             gone = sorted(have - wanted.keys())
             for doc in gone:
                 await self._client.delete_document(bank, doc)
         return len(new), len(gone)
+
+    async def mirror_entries(
+        self, target: Target, entries: list[str], *, thread_id: str = DEFAULT_THREAD
+    ) -> list[str]:
+        """Make sure the bank holds the mirror documents of ``entries``; returns the ids sent.
+
+        For a caller that knows these entries are in the file without reading it (a
+        migration, whose writes a worker applied): the documents are the mirror's
+        own, so a repeated call sends nothing and a later reconcile keeps them, and
+        nothing is deleted, since only the file can say what is gone.
+        """
+        lock = self._keys.mirror_lock(target, self.user_id, self.agent_id)
+        async with self._locks.hold_key(lock):
+            wanted = {mirror_document_id(target, e): e for e in entries}
+            bank = self.bank_for(target, thread_id)
+            have = set(await self._client.list_documents(bank, tags=_mirror_tags(target)))
+            return await self._retain_mirrors(target, bank, wanted, have)
+
+    async def _retain_mirrors(
+        self, target: Target, bank: str, wanted: dict[str, str], have: set[str]
+    ) -> list[str]:
+        """Retain the entries of ``wanted`` (document id -> entry) the bank does not have."""
+        new = [doc for doc in wanted if doc not in have]
+        if new:
+            await self._ensure_bank(bank)
+            filename = USER_FILE if target == "user" else MEMORY_FILE
+            await self._client.retain(
+                bank,
+                [
+                    RetainItem(
+                        content=wanted[doc],
+                        document_id=doc,
+                        context=f"an entry of the {filename} the agent keeps",
+                        tags=_mirror_tags(target),
+                        metadata={"source": "builtin", "target": target},
+                    )
+                    for doc in new
+                ],
+            )
+        return new
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -531,3 +554,8 @@ class HindsightProvider(MemoryProvider):
                 )
             ],
         )
+
+
+def _mirror_tags(target: Target) -> list[str]:
+    """What marks a file's mirror documents: Hindsight lists them by these."""
+    return [MIRROR_TAG, f"target:{target}"]

@@ -13,21 +13,22 @@ DeerFlow kept one file per scope, in the layouts it used over time (under its ho
 A file is the seed's §13.1 schema: three ``user`` summaries, three ``history``
 summaries and a list of ``facts`` (``id``, ``content``, ``category``,
 ``confidence``, ``createdAt``, ``source``). It is read whole, up to
-``MAX_SOURCE_BYTES``, and parsed leniently: a fact that does not fit is named
-(not fatal), fields the schema does not know are named, and only a file that is
-not a JSON object of that shape is refused (:class:`MigrationSourceError`).
+``MAX_SOURCE_BYTES``, and parsed leniently: ``null`` where the schema has text,
+a summary or a list is empty, a fact that does not fit is named (not fatal),
+fields the schema does not know are named, and only a file that is not a JSON
+object of that shape is refused (:class:`MigrationSourceError`).
 """
 
 from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from memsvc.errors import MigrationSourceError
 from memsvc.validation import describe
@@ -53,6 +54,14 @@ class Source:
         return self.path.with_name(BACKUP)
 
 
+def _null_is(empty: Callable[[], Any]) -> BeforeValidator:
+    """``null`` (what DeerFlow writes for a summary or a time it never had) read as empty."""
+    return BeforeValidator(lambda value: empty() if value is None else value)
+
+
+Str = Annotated[str, _null_is(str)]
+
+
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -61,29 +70,32 @@ class _Lenient(BaseModel):
 
 
 class Summary(_Lenient):
-    summary: str = ""
-    updatedAt: str = ""
+    summary: Str = ""
+    updatedAt: Str = ""
+
+
+Section = Annotated[Summary, _null_is(dict)]
 
 
 class UserContext(_Lenient):
-    workContext: Summary = Summary()
-    personalContext: Summary = Summary()
-    topOfMind: Summary = Summary()
+    workContext: Section = Summary()
+    personalContext: Section = Summary()
+    topOfMind: Section = Summary()
 
 
 class History(_Lenient):
-    recentMonths: Summary = Summary()
-    earlierContext: Summary = Summary()
-    longTermBackground: Summary = Summary()
+    recentMonths: Section = Summary()
+    earlierContext: Section = Summary()
+    longTermBackground: Section = Summary()
 
 
 class Fact(_Lenient):
-    id: str = ""
+    id: Str = ""
     content: str
     category: str = "context"  # DeerFlow's own default
     confidence: float | None = None
-    createdAt: str = ""
-    source: str = ""  # the thread the fact was extracted from
+    createdAt: Str = ""
+    source: Str = ""  # the thread the fact was extracted from
 
 
 @dataclass(frozen=True)
@@ -98,11 +110,11 @@ class MemoryFile:
 
 
 class _File(_Lenient):
-    version: str = ""
-    lastUpdated: str = ""
-    user: UserContext = UserContext()
-    history: History = History()
-    facts: list[Any] = []
+    version: Str = ""
+    lastUpdated: Str = ""
+    user: Annotated[UserContext, _null_is(dict)] = UserContext()
+    history: Annotated[History, _null_is(dict)] = History()
+    facts: Annotated[list[Any], _null_is(list)] = []
 
 
 def find_sources(home: Path, user_ids: Sequence[str] | None = None) -> dict[str, list[Source]]:

@@ -11,8 +11,8 @@
   bank;
 - ``facts[]`` of any other category: ``MEMORY.md`` too, and the report says so.
 
-A file entry reaches its bank as every builtin entry does, through the mirror; an
-entry the file has no room for is retained into the bank itself. Facts are
+A file entry reaches its bank as the mirror's document of it (the run sends it
+and waits); an entry the file has no room for is retained into the bank itself. Facts are
 written most confident first, so a full file keeps the surest ones. Every
 document id derives from the user, the agent and the text, so a re-run names
 what the last run sent.
@@ -46,8 +46,8 @@ HISTORY_SUMMARIES = (
 class Item:
     """One piece of a ``memory.json``: its text and where it goes.
 
-    ``in_file`` items are entries of ``target``'s file (and reach its bank through
-    the mirror); the others go straight to the bank ``target`` belongs to.
+    ``in_file`` items are entries of ``target``'s file (and reach its bank as the
+    mirror's documents); the others go straight to the bank ``target`` belongs to.
     """
 
     origin: str  # the field it came from: "user.workContext", "facts[3]"

@@ -10,6 +10,12 @@
   room for) are scanned and retained by the user's Hindsight provider, after
   the bank said which of them it holds: ids follow the text, so a re-run sends
   nothing. The run waits for each retain, so the report says what Hindsight has.
+- **Mirrors of the file entries** are sent by the run itself, not queued by the
+  worker (its writes say ``mirror: false``): after each file, every entry it
+  placed or found already there is made sure of in its bank, as the mirror's
+  own document, so a run after a Hindsight outage fills the banks the first
+  run could not, and a run over complete banks sends nothing. With
+  ``--skip-hindsight`` nothing at all reaches Hindsight.
 - **A dry run** writes the same entries into a scratch copy of each user's files
   with a runtime of its own: its verdicts are the real ones, and nothing is
   written to the data dir, the DeerFlow home or Hindsight.
@@ -38,6 +44,7 @@ from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError, MemsvcError
 from memsvc.events import MEMORY_TOOL
 from memsvc.hindsight.banks import MIGRATION_TAG
+from memsvc.hindsight.client import HindsightError
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.ids import validate_id
 from memsvc.migration.deerflow import MEMORY_JSON, Source, read_source
@@ -77,12 +84,23 @@ class Outcome:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Mirrored:
+    """A file's migrated entries in their bank: how many, and how many the bank lacked."""
+
+    file: str
+    bank: str
+    entries: int
+    sent: int
+
+
 @dataclass
 class FileReport:
     file: str
     user_id: str
     agent_id: str
     outcomes: list[Outcome] = field(default_factory=list)
+    mirrored: list[Mirrored] = field(default_factory=list)
     backup: str | None = None
     already_migrated: bool = False
     error: str | None = None
@@ -140,7 +158,13 @@ class MigrationReport:
                     out.append("    already migrated: only its .bak is left")
                 for o in report.outcomes:
                     detail = f"  ({o.detail})" if o.detail else ""
-                    out.append(f"    {o.verdict:<16} {o.destination:<28} {_short(o.text)}{detail}")
+                    what = _short(o.text) if o.text else o.origin  # a skipped item has no text
+                    out.append(f"    {o.verdict:<16} {o.destination:<28} {what}{detail}")
+                for m in report.mirrored:
+                    out.append(
+                        f"    in {m.bank}: the {m.entries} migrated entries of {m.file} "
+                        f"({m.sent} sent, {m.entries - m.sent} there already)"
+                    )
                 if report.error:
                     out.append(f"    error: {report.error}")
                 if report.backup:
@@ -160,9 +184,10 @@ class EntryWriter(Protocol):
     """Where a migration's file entries are written: the service, or a dry run's scratch copy."""
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
-        """One ``memory`` tool add; returns the tool's result."""
+        """One ``memory`` tool add; returns the tool's result. ``mirror=False``: no external
+        provider hears of it."""
 
 
 class ToolWriter:
@@ -172,14 +197,17 @@ class ToolWriter:
         self._client = client
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
         args = {"action": "add", "target": target, "content": content}
-        return await self._client.call_tool(user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args)
+        return await self._client.call_tool(
+            user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args, mirror=mirror
+        )
 
 
 class ScratchWriter:
-    """A dry run's writes: the same tool, on a copy of the user's files taken at first use."""
+    """A dry run's writes: the same tool, on a copy of the user's files taken at first use;
+    never mirrored."""
 
     def __init__(self, runtime: Runtime, live: DataLayout) -> None:
         self._runtime = runtime
@@ -190,7 +218,7 @@ class ScratchWriter:
             shutil.copy2(overrides, runtime.layout.global_overrides())
 
     async def add(
-        self, user_id: str, agent_id: str, target: Target, content: str
+        self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
         if user_id not in self._copied:
             self._copied.add(user_id)
@@ -259,41 +287,73 @@ class Migration:
         if not sources:
             report.error = "no memory.json of this user in the DeerFlow home"
         for source in sources:
+            # filled as the file goes: a file that fails partway still lists what it wrote
+            file = FileReport(source.relative, source.user_id, source.agent_id)
+            report.files.append(file)
             try:
-                report.files.append(await self._file(source))
+                await self._file(source, file)
             except (MemsvcError, OSError) as exc:
-                log.warning("migration_file_failed", file=source.relative, error=str(exc))
-                report.files.append(
-                    FileReport(source.relative, source.user_id, source.agent_id, error=str(exc))
-                )
+                file.error = f"Hindsight: {exc}" if isinstance(exc, HindsightError) else str(exc)
+                log.warning("migration_file_failed", file=source.relative, error=file.error)
         return report
 
-    async def _file(self, source: Source) -> FileReport:
-        report = FileReport(source.relative, source.user_id, source.agent_id)
+    async def _file(self, source: Source, report: FileReport) -> None:
         if source.done:
             report.already_migrated = True
-            return report
+            return
         validate_id("user_id", source.user_id)
         validate_id("agent_id", source.agent_id)
         planned = plan(source, read_source(source))
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
         to_banks: list[Item] = []
+        placed: list[Item] = []  # in their file now: their mirrors are this run's to send
         for item in planned.items:
             if not item.in_file:
                 to_banks.append(item)
                 continue
-            result = await self._writer.add(source.user_id, source.agent_id, item.target, item.text)
+            result = await self._writer.add(
+                source.user_id,
+                source.agent_id,
+                item.target,
+                item.text,
+                mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
+            )
             verdict, detail = _verdict(result)
             detail = "; ".join(part for part in (item.note, detail) if part)
             destination = _file_name(item.target, source.agent_id)
             report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
             if verdict == OVER:  # no room in the file: the bank still gets it
                 to_banks.append(item)
+            elif verdict in (ADDED, PRESENT):
+                placed.append(item)
         await self._banks(source, to_banks, report)
+        await self._mirror(source, placed, report)
         if not self._dry_run:
             report.backup = _back_up(source)
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
-        return report
+
+    async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> None:
+        """Make sure each file entry of ``placed`` is in its bank (see the module docstring)."""
+        if self._dry_run or self._skip_hindsight or not placed:
+            return
+        memory = await self._runtime.memory(source.user_id, source.agent_id)
+        provider = memory.manager.external
+        if not isinstance(provider, HindsightProvider):
+            return
+        for target in TARGETS:
+            entries = list(dict.fromkeys(item.text for item in placed if item.target == target))
+            if not entries:
+                continue
+            # the bank a worker's mirror of these writes would have filled: their thread's
+            sent = await provider.mirror_entries(target, entries, thread_id=MIGRATION_THREAD)
+            report.mirrored.append(
+                Mirrored(
+                    file=_file_name(target, source.agent_id),
+                    bank=provider.bank_for(target, MIGRATION_THREAD),
+                    entries=len(entries),
+                    sent=len(sent),
+                )
+            )
 
     async def _banks(self, source: Source, items: list[Item], report: FileReport) -> None:
         if not items:

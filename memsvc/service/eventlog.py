@@ -28,6 +28,8 @@ from memsvc.settings import default
 # Room for any memory write the tool accepts (64 KiB of arguments) with its result,
 # so that every write can be replayed from its record.
 MAX_RECORD_CHARS = 256 * 1024
+# The events that change files: the model's ``memory`` calls and a person's edits (gateway)
+WRITES = ("memory_write", "entry_edit")
 
 
 def text_summary(text: str) -> dict[str, Any]:

@@ -1,13 +1,14 @@
 """Explain: the logged writes that added, replaced or removed a memory entry.
 
-Every ``memory_write`` record of the event log keeps the entries its write changed
-(the entry added, the one a replace overwrote and its successor, the one removed),
+Every write's record in the event log (the model's ``memory_write``, a person's
+``entry_edit`` through the gateway) keeps the entries it changed (the entry
+added, the one a replace overwrote and its successor, the one removed),
 so an entry's history is read from the log alone, oldest first, following it
 through its replacements. The log is bounded by count and age: an entry written
 before its oldest record shows only the steps after it, and an entry that no
 record names (older than the log, or written by hand or by Hermes) is named as
 such, with the time the log reaches back to. This is what ``memsvc explain`` and
-``memsvc replay --explain`` print, and what a gateway route can return as JSON.
+``memsvc replay --explain`` print, and what ``GET /api/memory/v2/explain`` returns.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
-from memsvc.service.eventlog import LogEntry, LogReach
+from memsvc.service.eventlog import WRITES, LogEntry, LogReach
 from memsvc.service.runtime import Runtime
 from memsvc.store.edits import Action, Change
 
@@ -204,7 +205,7 @@ async def explain(
     seen: set[str] = set()
     agents = {agent_id} if agent_id is not None else set()
     async for entry in runtime.log.entries():
-        if entry.type != "memory_write" or entry.outcome != "ok" or entry.user_id != user_id:
+        if entry.type not in WRITES or entry.outcome != "ok" or entry.user_id != user_id:
             continue
         if entry.event_id in seen:  # a stalled worker's late second record of one write
             continue

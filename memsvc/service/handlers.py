@@ -5,9 +5,10 @@ the event log, and the work to do once the reply is on its way (mirroring a
 builtin write). Identity always comes from the envelope.
 
 A person's requests (the gateway's: reading and editing entries, config, status,
-search, clearing a bank) that cannot be granted are answered with a refusal the
-client raises as its error (:func:`memsvc.events.refusal`), not failed and parked
-as an event no worker could process.
+search, clearing a bank, explaining an entry) that cannot be granted are
+answered with a refusal the client raises as its error
+(:func:`memsvc.events.refusal`), not failed and parked as an event no worker
+could process.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from memsvc.events import (
     ConfigUpdateEvent,
     EntryEditEvent,
     Event,
+    ExplainEvent,
     MemoryReadEvent,
     MemoryWriteEvent,
     PrefetchEvent,
@@ -53,6 +55,7 @@ from memsvc.hindsight.client import HindsightError
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.paths import TARGETS
+from memsvc.service.explain import explain
 from memsvc.service.manager import MemoryManager
 from memsvc.service.runtime import Runtime
 
@@ -142,6 +145,8 @@ class EventHandlers:
             return await self._answer(self._status(event, manager))
         if isinstance(event, SearchEvent | BankClearEvent):
             return await self._answer(self._hindsight_request(event, manager))
+        if isinstance(event, ExplainEvent):
+            return await self._answer(self._explain(event))
         raise AssertionError(f"no handler for {type(event).__name__}")
 
     async def _answer(self, work: Coroutine[Any, Any, dict[str, Any]]) -> Handled:
@@ -213,6 +218,14 @@ class EventHandlers:
             )
         await external.clear_bank(event.payload.bank, confirm=event.payload.confirm)
         return {"cleared": event.payload.bank}
+
+    async def _explain(self, event: ExplainEvent) -> dict[str, Any]:
+        """The user's own entries only: the envelope names the user, the log and files are read."""
+        agent_id = None if event.payload.every_agent else event.agent_id
+        found = await explain(
+            self._rt, event.payload.text, user_id=event.user_id, agent_id=agent_id
+        )
+        return found.as_dict()
 
     async def _enter_thread(
         self,
@@ -323,19 +336,27 @@ class EventHandlers:
         outcome: ToolOutcome = await manager.memory_write(
             args, thread_id=event.thread_id, receipt=receipt
         )
-        return self._written(event, manager, outcome)
+        mirror = not isinstance(event, MemoryWriteEvent) or event.payload.mirror
+        return self._written(event, manager, outcome, mirror=mirror)
 
     def _written(
         self,
         event: MemoryWriteEvent | ToolCallEvent | EntryEditEvent,
         manager: MemoryManager,
         outcome: ToolOutcome,
+        *,
+        mirror: bool = True,
     ) -> Handled:
-        """A write's reply and record; a write that could not be applied now is deferred."""
+        """A write's reply and record; a write that could not be applied now is deferred.
+
+        ``mirror=False``: the external provider does not hear of it (the record says so).
+        """
         if outcome.result.get("retryable"):
             raise WriteDeferred(outcome.result.get("error", "not applied"))
 
-        async def mirror() -> None:
+        follows = mirror and bool(outcome.changes) and manager.external is not None
+
+        async def follow() -> None:
             await manager.mirror(outcome, thread_id=event.thread_id, event_id=event.id)
 
         reply: dict[str, Any] = (
@@ -348,8 +369,9 @@ class EventHandlers:
                 "changes": [change.as_dict() for change in outcome.changes],  # for explain
                 "target": outcome.target,
                 **({"position": list(outcome.position)} if outcome.position else {}),  # replay
+                **({} if mirror else {"mirror": False}),
             },
-            after_reply=[mirror] if outcome.changes and manager.external is not None else [],
+            after_reply=[follow] if follows else [],
         )
 
     async def _sync_turn(self, event: SyncTurnEvent, manager: MemoryManager) -> Handled:

@@ -21,11 +21,9 @@ import fakeredis
 
 from memsvc.events import EntryEditPayload
 from memsvc.paths import DataLayout, Target
-from memsvc.service.eventlog import EventLog, LogEntry
+from memsvc.service.eventlog import WRITES, EventLog, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
-
-WRITES = ("memory_write", "entry_edit")  # the events that change files
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ import pytest
 
 from memsvc.hindsight.banks import MIGRATION_TAG, MIRROR_TAG, migration_document_id
 from memsvc.hindsight.client import HindsightClient
+from memsvc.jobs.payloads import JobName
+from memsvc.service.eventlog import EventLog
 from memsvc.store.memfile import parse
 from tests.conftest import tree, until
 from tests.deerflow_homes import ADA, ZHANG, write
@@ -69,3 +71,44 @@ async def test_a_migration_through_a_worker_lands_in_files_and_banks_and_runs_ag
     assert "add" in lines[1] and "agent default" in lines[1] and "thread migration" in lines[1]
     code, out = await cli(pool, "replay", "--user", "zhang", "--explain", "龙井", "--json")
     assert code == 1 and json.loads(out[: out.rindex("}") + 1])["entries"] == []
+
+
+async def test_skip_hindsight_through_a_worker_sends_nothing_and_a_later_run_fills_the_banks(
+    pool: WorkerPool, hindsight: HindsightClient, env: str, tmp_path: Path
+) -> None:
+    await pool.start(1)
+    home, data = tmp_path / "deer-flow", Path(pool.env["MEMSVC_DATA_DIR"])
+    write(home / "users/zhang/memory.json", ZHANG)
+    code, out = await cli(pool, "migrate", "--from", str(home), "--all", "--skip-hindsight")
+    assert code == 0, out
+    user_md = parse((data / "users/zhang/USER.md").read_bytes()).entries
+    assert "名字叫张伟" in user_md
+    # a live write queued after the migration's: once its mirror ran, theirs would have too
+    note = '{"action": "add", "target": "memory", "content": "barrier note"}'
+    code, out = await cli(pool, "tool", "--user", "zhang", "--agent", "other", "--json", note)
+    assert code == 0, out
+    other_bank = f"{env}-work-zhang-other"
+
+    async def barrier_mirrored() -> bool:
+        return bool(await hindsight.list_documents(other_bank, tags=[MIRROR_TAG]))
+
+    await until(barrier_mirrored, timeout=120)  # a loaded machine's Hindsight embeds slowly
+    user_bank, work_bank = f"{env}-user-zhang", f"{env}-work-zhang-default"
+    assert await hindsight.list_documents(user_bank) == []
+    assert await hindsight.list_documents(work_bank) == []
+    log = EventLog(pool.redis, pool.keys)
+    mirrors = [e async for e in log.entries() if e.type == f"job:{JobName.MIRROR}"]
+    assert {e.agent_id for e in mirrors} == {"other"}
+
+    # the same file again without the flag: the entries are there, and their banks get them
+    backup = home / "users/zhang/memory.json.bak"
+    (home / "users/zhang/memory.json").write_bytes(backup.read_bytes())
+    code, out = await cli(pool, "migrate", "--from", str(home), "--all", "--json")
+    assert code == 0, out
+    again = json.loads(out[: out.rindex("}") + 1])["users"][0]["files"][0]
+    in_files = {o["verdict"] for o in again["outcomes"] if o["destination"] != user_bank}
+    assert in_files == {"already there"}
+    mirrored = {m["bank"]: (m["entries"], m["sent"]) for m in again["mirrored"]}
+    assert mirrored[user_bank] == (len(user_md), len(user_md))
+    held = await hindsight.list_documents(user_bank, tags=[MIRROR_TAG, "target:user"])
+    assert len(held) == len(user_md)  # the run waited for its retains

@@ -125,3 +125,23 @@ async def test_a_migrated_entry_is_explained_by_its_migration_write(
     assert lines[0] == "USER.md  (now: '名字叫张伟')"
     assert "add" in lines[1] and f"thread {MIGRATION_THREAD}" in lines[1]
     assert lines[2] == "      after:  名字叫张伟"
+
+
+async def test_a_persons_edits_through_the_gateway_are_steps_too(service: Service) -> None:
+    await call(service, "coder", "t1", action="add", target="user", content="Likes tea")
+    view = await service.client.get_memory("u1", "coder")
+    (entry,) = view["user_md"]
+    await service.client.replace_memory_entry(
+        "u1", "coder", "user", entry["index"], "Likes green tea", expect=entry["hash"]
+    )
+    await service.client.add_memory_entry("u1", "writer", "user", "Drinks tea at 4pm")
+    found = await explain(service.runtime, "tea", user_id="u1")
+    assert not found.unlogged
+    steps = {h.now: [(s.action, s.before, s.after) for s in h.steps] for h in found.entries}
+    assert steps == {
+        "Likes green tea": [
+            ("add", None, "Likes tea"),
+            ("replace", "Likes tea", "Likes green tea"),
+        ],
+        "Drinks tea at 4pm": [("add", None, "Drinks tea at 4pm")],
+    }

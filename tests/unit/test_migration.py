@@ -275,6 +275,75 @@ async def test_a_second_run_changes_no_byte_and_sends_nothing(
     assert third.users[0].files[0].already_migrated and tree(data) == before
 
 
+async def test_a_run_after_a_hindsight_outage_fills_the_banks_the_first_could_not(
+    service: Service, home: Path, fake: FakeHindsight
+) -> None:
+    source = home / "users/zhang/memory.json"
+    write(
+        source,
+        memory_json(
+            work="Backend lead on the order service.",
+            facts=[
+                fact("f1", "Prefers Go for examples", "preference", 0.9),
+                fact("f2", "The order DB is PostgreSQL 15", "knowledge", 0.8),
+            ],
+        ),
+    )
+    user_md = ["[Work context] Backend lead on the order service.", "Prefers Go for examples"]
+    fake.down = True
+    first = await migrate(service, home)
+    assert first.failed and "Hindsight" in str(first.users[0].files[0].error)
+    assert entries(service, "users/zhang/USER.md") == user_md  # the files have them
+    assert source.exists()  # left for the next run: its entries are not in their banks
+    # the worker queued no mirror of the migration's writes: the run sends them itself
+    assert all(e.detail["mirror"] is False for e in await service.log() if e.type == "memory_write")
+    fake.down = False
+    second = await migrate(service, home)
+    assert not second.failed
+    assert {v for _, _, v in verdicts(second)} == {PRESENT}
+    assert {mirror_document_id("user", e) for e in user_md} <= set(fake.documents(USER_BANK))
+    assert mirror_document_id("memory", "The order DB is PostgreSQL 15") in fake.documents(
+        WORK_BANK
+    )
+    assert [(m.file, m.bank, m.entries, m.sent) for m in second.users[0].files[0].mirrored] == [
+        ("USER.md", USER_BANK, 2, 2),
+        ("agents/default/MEMORY.md", WORK_BANK, 1, 1),
+    ]
+    assert (
+        f"    in {USER_BANK}: the 2 migrated entries of USER.md (2 sent, 0 there already)"
+        in second.lines()
+    )
+    # over complete banks, a run sends nothing
+    source.write_bytes(source.with_name("memory.json.bak").read_bytes())
+    retains = fake.count("retain")
+    third = await migrate(service, home)
+    assert not third.failed and fake.count("retain") == retains
+    assert [m.sent for m in third.users[0].files[0].mirrored] == [0, 0]
+
+
+async def test_a_file_that_fails_partway_still_lists_what_it_wrote(
+    service: Service, home: Path, fake: FakeHindsight
+) -> None:
+    write(home / "users/zhang/memory.json", ZHANG)
+    fake.broken_banks.add(USER_BANK)  # the history summaries' bank answers 500
+    report = await migrate(service, home)
+    assert report.failed
+    (file,) = report.users[0].files
+    assert file.error is not None and file.error.startswith("Hindsight: ")
+    written = [o.text for o in file.outcomes if o.verdict == ADDED]
+    assert written and set(written) == set(
+        entries(service, "users/zhang/USER.md")
+        + entries(service, "users/zhang/agents/default/MEMORY.md")
+    )
+    as_json = report.as_dict()["users"][0]
+    assert as_json["failed"] and as_json["files"][0]["error"] == file.error
+    assert len(as_json["files"][0]["outcomes"]) == len(file.outcomes)
+    lines = report.lines()
+    assert "zhang  FAILED" in lines and f"    error: {file.error}" in lines
+    assert sum(line.lstrip().startswith(ADDED) for line in lines) == len(written)
+    assert (home / "users/zhang/memory.json").exists()  # left for the next run
+
+
 async def test_a_backup_never_replaces_an_older_one_that_differs(
     service: Service, home: Path
 ) -> None:
@@ -295,7 +364,42 @@ async def test_skip_hindsight_retains_nothing_and_says_so(
     history = [o for o in report.users[0].files[0].outcomes if o.origin.startswith("history.")]
     assert [o.verdict for o in history] == [NOT_RETAINED] * 3
     assert all(o.detail == "--skip-hindsight" for o in history)
-    assert not any(d for d in fake.documents(USER_BANK) if d.startswith("deerflow-"))
+    assert ADDED in {o.verdict for o in report.users[0].files[0].outcomes}
+    # the file writes went through a worker, and not one of them was mirrored either
+    assert fake.count("retain") == 0 and not any(fake.banks.values())
+    writes = [e for e in await service.log() if e.type == "memory_write"]
+    assert writes and all(e.detail["mirror"] is False for e in writes)
+    # a live agent's write beside it is mirrored as ever
+    await service.client.call_tool(
+        "zhang", "default", "t", "memory", {"action": "add", "target": "user", "content": "Hi"}
+    )
+    await service.jobs.drain()
+    assert mirror_document_id("user", "Hi") in fake.documents(USER_BANK)
+
+
+@pytest.mark.parametrize("skip", [True, False])
+async def test_skip_hindsight_embedded_sends_nothing_to_hindsight(
+    service_settings: ServiceSettings,
+    home: Path,
+    fake: FakeHindsight,
+    monkeypatch: pytest.MonkeyPatch,
+    skip: bool,
+) -> None:
+    """``memsvc migrate`` without Redis: the writes run through the in-process worker and its
+    job queue, which must not mirror them either."""
+
+    def fake_client(base_url: str, **_: object) -> HindsightClient:
+        return HindsightClient(base_url, transport=fake.transport())
+
+    monkeypatch.setattr("memsvc.service.runtime.HindsightClient", fake_client)
+    write(home / "users/zhang/memory.json", ZHANG)
+    async with open_migration(service_settings, skip_hindsight=skip) as migration:
+        report = await migration.run(find_sources(home))
+    assert not report.failed
+    if skip:
+        assert fake.count("retain") == 0 and not any(fake.banks.values())
+    else:  # the same run without the flag does reach this Hindsight
+        assert fake.count("retain") > 0 and fake.documents(USER_BANK)
 
 
 async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated(
@@ -315,6 +419,31 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
     assert ("facts[3]", "empty content") in skipped
     assert ("profile", "a field §13.1 does not know") in skipped
     assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Emacs"]
+    # the text report says where each skipped item came from, as the JSON's origin does
+    lines = report.lines()
+    assert f"    {SKIPPED:<16} {'-':<28} facts[1]  (not a fact: content: Field required)" in lines
+    assert f"    {SKIPPED:<16} {'-':<28} facts[3]  (empty content)" in lines
+    assert f"    {SKIPPED:<16} {'-':<28} profile  (a field §13.1 does not know)" in lines
+
+
+async def test_null_where_deerflow_had_nothing_is_empty_not_a_failure(
+    service: Service, home: Path
+) -> None:
+    data = memory_json(
+        work="Runs the data platform", facts=[fact("f1", "Uses Vim", "knowledge", 1)]
+    )
+    data["user"]["personalContext"] = {"summary": None, "updatedAt": None}
+    data["user"]["topOfMind"] = None
+    data["history"]["recentMonths"]["summary"] = None
+    data["facts"][0].update(source=None, createdAt=None, id=None)
+    write(home / "users/ada/memory.json", data)
+    write(home / "users/bo/memory.json", {"user": None, "history": None, "facts": None})
+    report = await migrate(service, home)
+    assert not report.failed, report.lines()
+    assert entries(service, "users/ada/USER.md") == ["[Work context] Runs the data platform"]
+    assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Vim"]
+    assert [o.verdict for o in report.users[0].files[0].outcomes] == [ADDED, ADDED]
+    assert report.users[1].files[0].outcomes == [] and report.users[1].files[0].backup
 
 
 async def test_a_migration_beside_live_tool_writes_loses_neither_sides_writes(

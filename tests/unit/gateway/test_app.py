@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memsvc.paths import DataLayout
+from memsvc.service.explain import explain
 from memsvc.store.memfile import entry_hash
 from tests.conftest import until
 from tests.unit.gateway.conftest import Gateway
@@ -212,6 +215,88 @@ async def test_the_log_shows_the_callers_records_newest_first_and_pages(
     assert rest["next"] is None
     bobs = (await gateway.call("GET", "/log", as_="bob")).json()["entries"]
     assert [entry["payload"]["content"] for entry in bobs] == ["bob's"]
+
+
+async def tool(
+    gateway: Gateway, agent: str, thread: str, as_: str = "alice", **args: object
+) -> None:
+    body = {"agent_id": agent, "thread_id": thread, "name": "memory", "args": args}
+    response = await gateway.call("POST", "/agent/tool", as_=as_, json=body)
+    assert response.json()["success"], response.text
+
+
+async def test_explain_gives_the_callers_entries_as_memsvc_explain_does(
+    gateway: Gateway,
+) -> None:
+    await tool(gateway, "coder", "t1", action="add", target="user", content="Likes tea")
+    await tool(
+        gateway,
+        "writer",
+        "t2",
+        action="replace",
+        target="user",
+        old_text="tea",
+        content="Likes green tea",
+    )
+    await tool(gateway, "coder", "t1", action="add", target="memory", content="tea timer: 3 min")
+    await tool(gateway, "writer", "t2", action="add", target="memory", content="tea in drafts")
+    await tool(gateway, "bob", "t9", as_="bob", action="add", target="user", content="Hates tea")
+
+    response = await gateway.call("GET", "/explain", params={"text": "tea"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    expected = await explain(gateway.service.runtime, "tea", user_id="alice")
+    as_printed = json.loads(json.dumps(expected.as_dict()))  # memsvc explain --json
+    as_printed["log"]["records"] -= 1  # the route's own event, logged after it answered
+    assert body == as_printed
+    assert sorted(h["file"] for h in body["entries"]) == [
+        "USER.md",
+        "agents/coder/MEMORY.md",
+        "agents/writer/MEMORY.md",
+    ]
+    (user,) = [h for h in body["entries"] if h["file"] == "USER.md"]
+    assert user["now"] == "Likes green tea"
+    assert [(s["action"], s["agent_id"], s["before"], s["after"]) for s in user["steps"]] == [
+        ("add", "coder", None, "Likes tea"),
+        ("replace", "writer", "Likes tea", "Likes green tea"),
+    ]
+    assert "Hates tea" not in response.text  # bob's entries are bob's
+
+    coder = await gateway.call("GET", "/explain", params={"text": "tea", "agent_id": "coder"})
+    assert sorted(h["file"] for h in coder.json()["entries"]) == [
+        "USER.md",
+        "agents/coder/MEMORY.md",
+    ]
+    assert coder.json()["agent_id"] == "coder"
+    bobs = await gateway.call(
+        "GET", "/explain", as_="root", params={"text": "tea", "user_id": "bob"}
+    )
+    assert [h["now"] for h in bobs.json()["entries"]] == ["Hates tea"]
+    for blank in ("", "   "):
+        refused = await gateway.call("GET", "/explain", params={"text": blank})
+        assert refused.status_code == 422, blank
+    bad_agent = await gateway.call("GET", "/explain", params={"text": "tea", "agent_id": "../x"})
+    assert bad_agent.status_code == 422
+    nothing = (await gateway.call("GET", "/explain", params={"text": "coffee"})).json()
+    assert nothing["entries"] == [] and nothing["notes"][0].startswith("No entry and no logged")
+
+
+def test_explain_is_documented_with_its_response_model(gateway: Gateway) -> None:
+    spec = gateway.app.openapi()
+    operation = spec["paths"]["/api/memory/v2/explain"]["get"]
+    answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    assert answer == {"$ref": "#/components/schemas/Explanation"}
+    assert {p["name"] for p in operation["parameters"]} == {"text", "agent_id", "user_id"}
+    schema = spec["components"]["schemas"]["Explanation"]
+    assert set(schema["required"]) == {
+        "user_id",
+        "agent_id",
+        "text",
+        "entries",
+        "unlogged",
+        "log",
+        "notes",
+    }
 
 
 async def test_health_readiness_and_metrics_need_no_token(gateway: Gateway) -> None:

@@ -34,6 +34,7 @@ REQUESTS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/search"): {"json": {"query": "tea"}},
     ("POST", "/bank/clear"): {"json": {"bank": "b", "confirm": "b"}},
     ("GET", "/log"): {},
+    ("GET", "/explain"): {"params": {"text": "Bob"}},
     ("POST", "/agent/prefetch"): {"json": IDS},
     ("POST", "/agent/queue-prefetch"): {"json": IDS},
     ("GET", "/agent/tools"): {"params": {"agent_id": "default"}},

@@ -83,6 +83,27 @@ async def test_the_person_calls_answer_as_the_memory_client_does(
     assert page == await local.read_log("alice", limit=1, event_type="config_read")
 
 
+async def test_explain_answers_as_the_memory_client_does(
+    gateway: Gateway, remote: MemoryHTTPClient
+) -> None:
+    local = gateway.service.client
+    args = {"action": "add", "target": "memory", "content": "Build with uv"}
+    assert (await remote.call_tool("alice", "a1", "t1", "memory", args))["success"]
+    for agent_id in ("a1", None):
+        found = await remote.explain_memory("alice", "uv", agent_id=agent_id)
+        same = await local.explain_memory("alice", "uv", agent_id=agent_id)
+        assert found["log"]["records"] + 1 == same["log"]["records"]  # found's own record
+        assert {**found, "log": None} == {**same, "log": None}
+        (entry,) = found["entries"]
+        assert entry["file"] == "agents/a1/MEMORY.md" and entry["now"] == "Build with uv"
+        assert found["agent_id"] == agent_id
+    for client in (remote, local):
+        with pytest.raises(InvalidInputError):
+            await client.explain_memory("alice", " ")
+    with pytest.raises(PermissionDeniedError):
+        await remote.explain_memory("bob", "uv")
+
+
 async def test_the_agent_calls_answer_as_the_memory_client_does(
     remote: MemoryHTTPClient,
 ) -> None:
@@ -102,6 +123,20 @@ async def test_the_agent_calls_answer_as_the_memory_client_does(
     )
     assert len(await remote.session_switch("alice", "a1", "t2", parent_thread_id="t1")) == 32
     assert await remote.write_outcome("alice", "0123456789abcdef") is None
+
+
+async def test_a_memory_write_without_its_mirror_says_so_to_the_worker(
+    gateway: Gateway, remote: MemoryHTTPClient
+) -> None:
+    args = {"action": "add", "target": "memory", "content": "Kept out of Hindsight"}
+    assert (await remote.call_tool("alice", "a1", "t1", "memory", args, mirror=False))["success"]
+    args = {"action": "add", "target": "memory", "content": "Mirrored as ever"}
+    assert (await remote.call_tool("alice", "a1", "t1", "memory", args))["success"]
+    writes = [e for e in await gateway.service.log() if e.type == "memory_write"]
+    assert [(e.event["payload"]["mirror"], e.detail.get("mirror")) for e in writes] == [
+        (False, False),
+        (True, None),
+    ]
 
 
 async def test_another_users_id_is_refused_as_the_gateway_refuses_it(

@@ -638,6 +638,29 @@ async def test_mirroring_leaves_turns_and_other_documents_alone(
     assert turns(sorted(fake.documents(WORK_BANK))[1:]) == ["t1:1"]
 
 
+async def test_entries_known_to_be_in_a_file_get_the_mirrors_documents_and_keep_the_rest(
+    make: MakeProvider, fake: FakeHindsight, file_store: BuiltinStore
+) -> None:
+    provider = make()
+    await file_store.write("user", [Op("add", content="older")])
+    await provider.on_memory_write("add", "user", "older")
+    sent = await provider.mirror_entries("user", ["one", "two"])
+    assert sent == [mirror_document_id("user", "one"), mirror_document_id("user", "two")]
+    # the file was not read: nothing it may hold is deleted
+    assert set(fake.documents(USER_BANK)) == {
+        mirror_document_id("user", e) for e in ("older", "one", "two")
+    }
+    retains = fake.count("retain", USER_BANK)
+    assert await provider.mirror_entries("user", ["two", "one"]) == []
+    assert fake.count("retain", USER_BANK) == retains
+    # they are the mirror's own documents: a reconcile with the file keeps what it holds
+    await file_store.write("user", [Op("add", content="one")])
+    assert await provider.reconcile("user") == (0, 1)  # "two" is not in the file
+    assert set(fake.documents(USER_BANK)) == {
+        mirror_document_id("user", e) for e in ("older", "one")
+    }
+
+
 # -- tools -----------------------------------------------------------------------------
 
 
