@@ -24,11 +24,14 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
 from memsvc.errors import (
     AuthenticationError,
     InvalidInputError,
+    MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
 )
@@ -439,6 +442,13 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 
 
+async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
+    """Redis away where the gateway reads it itself (a token's record): 503 as for any call,
+    never a 500, and without the server's address."""
+    log.warning("gateway_redis_unavailable", path=request.url.path, error=str(exc))
+    return await _refused(request, MemoryUnavailableError("Redis unavailable; retry later"))
+
+
 def create_app(
     settings: ServiceSettings, *, no_auth: bool = False, client: MemoryClient | None = None
 ) -> FastAPI:
@@ -485,5 +495,7 @@ def create_app(
         routes=[*router.routes, *ops.routes],
     )
     app.add_exception_handler(MemsvcError, _refused)
+    app.add_exception_handler(RedisConnectionError, _redis_down)
+    app.add_exception_handler(RedisTimeoutError, _redis_down)
     app.add_middleware(metrics.RequestTimer)
     return app
