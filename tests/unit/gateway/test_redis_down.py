@@ -22,40 +22,16 @@ from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
 from memsvc.gateway.app import PREFIX, create_app, router
 from memsvc.settings import ServiceSettings
+from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
 
 # well formed, so its record is looked up (in Redis)
 TOKEN = "msv_0123456789ab_" + "A" * 43
-HASH = "0123456789ab"
 
-# A call of every route that gets past the token's check, as a person or an agent makes it
-# (no_auth: the admin routes are 403 before anything is asked).
-CALLS: list[tuple[str, str, dict[str, object] | None, int]] = [
-    ("GET", "?agent_id=coder", None, 503),
-    ("POST", "/reload", {"agent_id": "coder"}, 503),
-    ("GET", "/config", None, 503),
-    ("PATCH", "/config", {"injection": {"enabled": False}}, 503),
-    ("DELETE", "/config/injection.enabled", None, 503),
-    ("GET", "/status", None, 503),
-    ("POST", "/entries", {"target": "user", "content": "Name: Alice"}, 503),
-    ("PUT", "/entries/user/0", {"content": "Name: Alice", "expect": HASH}, 503),
-    ("DELETE", f"/entries/user/0?expect={HASH}", None, 503),
-    ("POST", "/search", {"query": "tea"}, 503),
-    ("POST", "/bank/clear", {"bank": "b", "confirm": "b"}, 503),
-    ("GET", "/log", None, 503),
-    ("POST", "/agent/queue-prefetch", {"agent_id": "coder"}, 503),
-    ("GET", "/agent/tools?agent_id=coder", None, 503),
-    ("GET", "/agent/writes/0123456789abcdef", None, 503),
-    (
-        "POST",
-        "/agent/sync-turn",
-        {"agent_id": "a", "user_content": "q", "assistant_content": ""},
-        503,
-    ),
-    ("POST", "/agent/session-switch", {"agent_id": "coder", "thread_id": "t2"}, 503),
-    # a prefetch never fails, a tool call answers with a result for the model
-    ("POST", "/agent/prefetch", {"agent_id": "coder", "query": "tea"}, 200),
-    ("POST", "/agent/tool", {"agent_id": "coder", "name": "memory", "args": {}}, 200),
-]
+# past the token (no_auth), what each route answers: a prefetch never fails, a tool call
+# answers with a result for the model, an admin route refuses user "default" first
+ANSWERS = {("POST", "/agent/prefetch"): 200, ("POST", "/agent/tool"): 200} | dict.fromkeys(
+    ADMIN_ONLY, 403
+)
 
 
 def closed_port() -> int:
@@ -114,14 +90,18 @@ async def test_every_call_past_the_token_answers_as_its_client_does_without_redi
     serve: Serve,
 ) -> None:
     http = await serve(closed_port(), no_auth=True)
-    for method, path, body, status in CALLS:
-        response = await http.request(method, PREFIX + path, json=body)
+    for (method, path), request in sorted(REQUESTS.items()):
+        response = await http.request(
+            method,
+            PREFIX + request.get("path", path),
+            params=request.get("params"),
+            json=request.get("json"),
+        )
+        status = ANSWERS.get((method, path), 503)
         assert response.status_code == status, (method, path, response.text)
         if status == 503:
             assert "Redis" in response.json()["detail"], (method, path)
-    prefetch = await http.post(
-        f"{PREFIX}/agent/prefetch", json={"agent_id": "coder", "query": "tea"}
-    )
+    prefetch = await http.post(f"{PREFIX}/agent/prefetch", json={"agent_id": "coder"})
     assert prefetch.json()["degraded"] is True
     tool = await http.post(
         f"{PREFIX}/agent/tool", json={"agent_id": "coder", "name": "memory", "args": {}}
