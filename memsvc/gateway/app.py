@@ -53,7 +53,7 @@ NO_AUTH_USER = "default"
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error statuses a route may answer, for its OpenAPI entry."""
-    always = (400, 401, 403, 422, 503)  # 400: a body that is not JSON
+    always = (400, 401, 403, 422, 503)  # 400: a body that is not UTF-8 (not JSON: 422)
     return {code: {"model": models.Error} for code in sorted({*always, *codes})}
 
 
