@@ -36,7 +36,7 @@ from memsvc.errors import (
     PermissionDeniedError,
 )
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX
-from memsvc.gateway import auth, metrics, models
+from memsvc.gateway import auth, metrics, models, page
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.statuses import detail_of, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
@@ -491,8 +491,8 @@ def create_app(
         description="Long-term memory for LLM agents: the DeerFlow Memory V2 API.",
         lifespan=lifespan,
         # the routes themselves, not the routers (each an extra level to match every request
-        # through); matched in order, the agents' calls first
-        routes=[*router.routes, *ops.routes],
+        # through); matched in order, the agents' calls first, the web page last
+        routes=[*router.routes, *ops.routes, *page.router.routes],
     )
     app.add_exception_handler(MemsvcError, _refused)
     app.add_exception_handler(RedisConnectionError, _redis_down)
