@@ -36,8 +36,9 @@ from memsvc.errors import (
     PermissionDeniedError,
 )
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX
-from memsvc.gateway import auth, metrics, models, page
+from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
+from memsvc.gateway.page import router as page_router
 from memsvc.gateway.statuses import detail_of, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
@@ -492,7 +493,7 @@ def create_app(
         lifespan=lifespan,
         # the routes themselves, not the routers (each an extra level to match every request
         # through); matched in order, the agents' calls first, the web page last
-        routes=[*router.routes, *ops.routes, *page.router.routes],
+        routes=[*router.routes, *ops.routes, *page_router.routes],
     )
     app.add_exception_handler(MemsvcError, _refused)
     app.add_exception_handler(RedisConnectionError, _redis_down)

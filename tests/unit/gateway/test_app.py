@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from memsvc.gateway.app import PREFIX
 from memsvc.paths import DataLayout
 from memsvc.store.memfile import entry_hash
 from tests.conftest import until
@@ -159,26 +157,6 @@ async def test_search_and_bank_clear_without_hindsight_are_404(gateway: Gateway)
     assert search.status_code == 404 and "not configured" in search.json()["detail"]
     clear = await gateway.call("POST", "/bank/clear", json={"bank": "b", "confirm": "b"})
     assert clear.status_code == 404
-
-
-async def test_a_body_that_is_not_json_is_422_and_one_that_is_not_utf8_is_400(
-    gateway: Gateway,
-) -> None:
-    """What the README's list of errors says, status by status."""
-    json_type = {**gateway.auth("alice"), "Content-Type": "application/json"}
-
-    async def post(body: bytes) -> httpx.Response:
-        return await gateway.http.post(PREFIX + "/entries", content=body, headers=json_type)
-
-    not_json = await post(b"target=user")
-    assert not_json.status_code == 422 and not_json.json()["detail"][0]["type"] == "json_invalid"
-    not_utf8 = b'{"target": "user", "content": "\xff"}'
-    unreadable = await post(not_utf8)
-    assert unreadable.status_code == 400 and isinstance(unreadable.json()["detail"], str)
-    unconfirmed = await gateway.call("POST", "/bank/clear", json={"bank": "b"})
-    assert unconfirmed.status_code == 422
-    assert [e["loc"] for e in unconfirmed.json()["detail"]] == [["body", "confirm"]]
-    assert user_md(gateway) is None
 
 
 async def test_agent_routes_do_what_the_client_does(gateway: Gateway) -> None:
