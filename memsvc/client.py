@@ -31,11 +31,13 @@ returns the body of its route and raises the error its refusal stands for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 import re
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -352,7 +354,8 @@ class MemoryClient:
         self._require_open()
         assert self._redis is not None
         receipts = Receipts(self._redis, self._keys)
-        receipt = await receipts.for_event(validate_id("user_id", user_id), event_id).load()
+        with _redis_read():
+            receipt = await receipts.for_event(validate_id("user_id", user_id), event_id).load()
         return None if receipt is None else receipt.result
 
     async def tool_schemas(
@@ -621,14 +624,15 @@ class MemoryClient:
             raise InvalidInputError(f"limit must be between 1 and {MAX_LOG_PAGE}")
         if not LOG_CURSOR.fullmatch(before):
             raise InvalidInputError("before must be '+' or a log id such as 1700000000000-0")
-        entries, cursor = await self._bus.log.page(
-            lambda entry: (
-                entry.user_id == user_id and (event_type is None or entry.type == event_type)
-            ),
-            before=before,
-            limit=limit,
-            scan=LOG_SCAN,
-        )
+        with _redis_read():
+            entries, cursor = await self._bus.log.page(
+                lambda entry: (
+                    entry.user_id == user_id and (event_type is None or entry.type == event_type)
+                ),
+                before=before,
+                limit=limit,
+                scan=LOG_SCAN,
+            )
         return {"entries": [_logged(entry) for entry in entries], "next": cursor}
 
     # -- plumbing -------------------------------------------------------------------
@@ -778,6 +782,16 @@ class MemoryClient:
             skipped={"service": reason},
             degraded=True,
         )
+
+
+@contextlib.contextmanager
+def _redis_read() -> Iterator[None]:
+    """A read of Redis itself, no worker asked: an outage is :class:`MemoryUnavailableError`,
+    as it is for every other call."""
+    try:
+        yield
+    except REDIS_DOWN as exc:
+        raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
 
 
 def invalid_tool_args(name: str, problem: str) -> dict[str, Any]:

@@ -24,17 +24,21 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
 from memsvc.errors import (
     AuthenticationError,
     InvalidInputError,
+    MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
 )
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
+from memsvc.gateway.page import router as page_router
 from memsvc.gateway.statuses import detail_of, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
@@ -50,7 +54,7 @@ NO_AUTH_USER = "default"
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error statuses a route may answer, for its OpenAPI entry."""
-    always = (400, 401, 403, 422, 503)  # 400: a body that is not JSON
+    always = (400, 401, 403, 422, 503)  # 400: a body that is not UTF-8 (not JSON: 422)
     return {code: {"model": models.Error} for code in sorted({*always, *codes})}
 
 
@@ -454,6 +458,13 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 
 
+async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
+    """Redis away where the gateway reads it itself (a token's record): 503 as for any call,
+    never a 500, and without the server's address."""
+    log.warning("gateway_redis_unavailable", path=request.url.path, error=str(exc))
+    return await _refused(request, MemoryUnavailableError("Redis unavailable; retry later"))
+
+
 def create_app(
     settings: ServiceSettings, *, no_auth: bool = False, client: MemoryClient | None = None
 ) -> FastAPI:
@@ -496,9 +507,11 @@ def create_app(
         description="Long-term memory for LLM agents: the DeerFlow Memory V2 API.",
         lifespan=lifespan,
         # the routes themselves, not the routers (each an extra level to match every request
-        # through); matched in order, the agents' calls first
-        routes=[*router.routes, *ops.routes],
+        # through); matched in order, the agents' calls first, the web page last
+        routes=[*router.routes, *ops.routes, *page_router.routes],
     )
     app.add_exception_handler(MemsvcError, _refused)
+    app.add_exception_handler(RedisConnectionError, _redis_down)
+    app.add_exception_handler(RedisTimeoutError, _redis_down)
     app.add_middleware(metrics.RequestTimer)
     return app

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import itertools
 import json
+import re
 import time
 import uuid
 from typing import Any
@@ -57,7 +59,7 @@ from memsvc.hindsight.client import (
     Memory,
     RetainItem,
 )
-from memsvc.hindsight.recall import fair_merge, render, speaker_labels
+from memsvc.hindsight.recall import fair_merge, render, screened, speaker_labels
 from memsvc.hindsight.tools import TOOL_SCHEMAS
 from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
 from memsvc.ids import DEFAULT_THREAD
@@ -211,10 +213,12 @@ class HindsightProvider(MemoryProvider):
             tag=self.injection.context_tag,
             budget=self._token_budget(),
             scanner=self._scanner,
-            labels=speaker_labels(
-                self.config.retain_user_prefix, self.config.retain_assistant_prefix
-            ),
+            labels=self._labels(),
         )
+
+    def _labels(self) -> re.Pattern[str]:
+        """The speaker labels this user's turns are retained with."""
+        return speaker_labels(self.config.retain_user_prefix, self.config.retain_assistant_prefix)
 
     def take_recall_hits(self, thread_id: str) -> int | None:
         """How many memories the thread's latest recall found, once (for its event's record)."""
@@ -488,18 +492,20 @@ class HindsightProvider(MemoryProvider):
     async def search(
         self, query: str, *, mode: str, scope: str, thread_id: str = DEFAULT_THREAD
     ) -> dict[str, Any]:
-        """A recall (best matches, scanned) or a reflect (an answer) on this user's banks.
+        """A recall (best matches, screened as a prefetch screens them) or a reflect (an answer).
 
         Raises :class:`HindsightError` when Hindsight cannot answer.
         """
         banks = self._scoped(scope, thread_id)
         if mode == "recall":
-            found = await self._recall_banks(banks, query)
-            merged = [m for m in fair_merge(found) if not self._scanner.findings(m.text)]
+            merged = fair_merge(await self._recall_banks(banks, query))
+            shown = screened(
+                merged, tag=self.injection.context_tag, scanner=self._scanner, labels=self._labels()
+            )
             return {
                 "results": [
-                    {"text": m.text, "date": (m.mentioned_at or "")[:10] or None}
-                    for m in merged[:MAX_SEARCH_RESULTS]
+                    {"text": text, "date": (m.mentioned_at or "")[:10] or None}
+                    for m, text in itertools.islice(shown, MAX_SEARCH_RESULTS)
                 ]
             }
         bank = banks[0] if scope != "both" else banks[1]

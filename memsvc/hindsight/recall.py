@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator
 
 import structlog
 
@@ -62,20 +63,33 @@ def speaker_labels(*labels: str) -> re.Pattern[str]:
     return re.compile(rf"(?m)^[ \t]*({names})[ \t]*:")
 
 
+def screened(
+    memories: Iterable[Memory], *, tag: str, scanner: Scanner, labels: re.Pattern[str]
+) -> Iterator[tuple[Memory, str]]:
+    """Each memory that may reach a model, with its text as it would: the one verdict that the
+    recall block and a search (whose results a model may read, as ``hindsight_recall``'s) share.
+
+    The text is scrubbed of ``tag`` and its speaker labels are rewritten before it is
+    scanned, so a retained turn passes as the record it is; one the scanner flags still
+    is left out (and logged).
+    """
+    for memory in memories:
+        text = labels.sub(r"\1 said:", scrub(memory.text, tag).strip())
+        if not text:
+            continue
+        if scanner.findings(text):
+            log.warning("hindsight_recall_blocked", document_id=memory.document_id)
+            continue
+        yield memory, text
+
+
 def render(
     memories: list[Memory], *, tag: str, budget: int, scanner: Scanner, labels: re.Pattern[str]
 ) -> str:
     """The ``<tag>`` block of ``memories`` in at most ``budget`` tokens; '' when none fit."""
     budget -= estimate_tokens(SYSTEM_NOTE)
     lines = []
-    for memory in memories:
-        text = scrub(memory.text, tag).strip()
-        text = labels.sub(r"\1 said:", text)
-        if not text:
-            continue
-        if scanner.findings(text):
-            log.warning("hindsight_recall_blocked", document_id=memory.document_id)
-            continue
+    for memory, text in screened(memories, tag=tag, scanner=scanner, labels=labels):
         day = f" - {memory.mentioned_at[:10]}" if memory.mentioned_at else ""
         line = f"[Hindsight recall{day}] {text}"
         cost = estimate_tokens(line)

@@ -1,0 +1,133 @@
+"""The gateway in Redis mode while Redis is away: every route answers 503 ``{"detail": ...}``.
+
+Redis is a port nothing listens on (refused at once) or a server that accepts and never
+answers (each command waits out the socket timeout); no real Redis is needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from memsvc.client import MemoryClient
+from memsvc.errors import MemoryUnavailableError
+from memsvc.gateway.app import PREFIX, create_app, router
+from memsvc.settings import ServiceSettings
+from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
+
+# well formed, so its record is looked up (in Redis)
+TOKEN = "msv_0123456789ab_" + "A" * 43
+
+# past the token (no_auth), what each route answers: a prefetch never fails, a tool call
+# answers with a result for the model, an admin route refuses user "default" first
+ANSWERS = {("POST", "/agent/prefetch"): 200, ("POST", "/agent/tool"): 200} | dict.fromkeys(
+    ADMIN_ONLY, 403
+)
+
+
+def closed_port() -> int:
+    """A port nothing listens on: bound by the kernel's choice, then let go."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def settings_for(tmp_path: Path, port: int) -> ServiceSettings:
+    return ServiceSettings(
+        data_dir=tmp_path / "data",
+        redis_url=f"redis://127.0.0.1:{port}/0",
+        redis_connect_timeout_seconds=1.0,
+        redis_timeout_seconds=1.5,
+    )
+
+
+Serve = Callable[..., Awaitable[httpx.AsyncClient]]
+
+
+@pytest.fixture
+async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
+    """``serve(port, no_auth=...)``: the gateway, its client opened by itself, over HTTP."""
+    async with AsyncExitStack() as stack:
+
+        async def start(port: int, *, no_auth: bool = False) -> httpx.AsyncClient:
+            app: FastAPI = create_app(settings_for(tmp_path, port), no_auth=no_auth)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            transport = httpx.ASGITransport(app=app)  # an error the app lets out: raised here
+            http = httpx.AsyncClient(transport=transport, base_url="http://gateway")
+            return await stack.enter_async_context(http)
+
+        yield start
+
+
+def sample_path(path: str) -> str:
+    """A route's template with every path parameter filled in."""
+    return re.sub(r"\{[^}]+\}", "x", path)
+
+
+async def test_every_route_with_a_token_is_503_when_its_lookup_meets_no_redis(
+    serve: Serve,
+) -> None:
+    http = await serve(closed_port())
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    routes = [(method, route.path) for route in router.routes for method in route.methods]
+    assert len(routes) >= 20
+    for method, path in routes:
+        response = await http.request(method, sample_path(path), headers=headers, json={})
+        assert response.status_code == 503, (method, path, response.text)
+        assert response.json() == {"detail": "Redis unavailable; retry later"}, (method, path)
+
+
+async def test_every_call_past_the_token_answers_as_its_client_does_without_redis(
+    serve: Serve,
+) -> None:
+    http = await serve(closed_port(), no_auth=True)
+    for (method, path), request in sorted(REQUESTS.items()):
+        response = await http.request(
+            method,
+            PREFIX + request.get("path", path),
+            params=request.get("params"),
+            json=request.get("json"),
+        )
+        status = ANSWERS.get((method, path), 503)
+        assert response.status_code == status, (method, path, response.text)
+        if status == 503:
+            assert "Redis" in response.json()["detail"], (method, path)
+    prefetch = await http.post(f"{PREFIX}/agent/prefetch", json={"agent_id": "coder"})
+    assert prefetch.json()["degraded"] is True
+    tool = await http.post(
+        f"{PREFIX}/agent/tool", json={"agent_id": "coder", "name": "memory", "args": {}}
+    )
+    assert tool.json()["success"] is False
+
+
+async def test_a_redis_that_never_answers_costs_a_request_its_timeout_then_503(
+    serve: Serve,
+) -> None:
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # takes every command, answers none
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    async with server:
+        http = await serve(server.sockets[0].getsockname()[1])
+        started = time.monotonic()
+        response = await http.get(f"{PREFIX}/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        elapsed = time.monotonic() - started
+    assert response.status_code == 503 and response.json()["detail"].startswith("Redis")
+    assert elapsed < 30.0  # the 1.5 s socket timeout, generous for a busy machine
+
+
+async def test_the_clients_own_reads_raise_memory_unavailable(tmp_path: Path) -> None:
+    async with MemoryClient(settings=settings_for(tmp_path, closed_port())) as mem:
+        with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
+            await mem.read_log("alice")
+        with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
+            await mem.write_outcome("alice", "0123456789abcdef")
