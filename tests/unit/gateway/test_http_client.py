@@ -28,6 +28,7 @@ from memsvc.errors import (
 from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
 from memsvc.store.memfile import entry_hash
+from tests.conftest import until
 from tests.unit.gateway.conftest import Gateway, served
 
 # A session, connector or connection left open warns when it is collected: here that fails
@@ -230,6 +231,11 @@ async def test_calls_share_kept_alive_connections_up_to_the_limit(
         for _ in range(5):
             await remote.get_memory_config("alice")
         assert len(connections) == 1  # one connection, kept alive from call to call
+
+    async def all_closed() -> bool:  # the server sees the client's close a moment later
+        return not connections
+
+    await until(all_closed)
     monkeypatch.setattr(http_client, "MAX_CONNECTIONS", 3)
     async with MemoryHTTPClient(url, gateway.tokens["alice"]) as remote:
         peak = 0
