@@ -1,6 +1,6 @@
 """The gateway's cost over the bus: ``prefetch`` and ``memory`` add through ``memsvc serve``.
 
-    uv run python -m bench.gateway [--calls 2000] [--clients 50]
+    uv run python -m bench.gateway [--calls 2000] [--clients 50] [--rounds 4] [--baseline REV]
 
 One ``memsvc worker`` and one ``memsvc serve`` process on the machine's Redis;
 ``--clients`` concurrent callers make each call over HTTP to the gateway (which
@@ -8,10 +8,16 @@ publishes the event), divided by the same call made through ``MemoryClient`` in
 this process (the event published directly), in the same run, at the same
 concurrency. Goal: a ratio of at most 1.5.
 
-The HTTP calls are made twice: through ``MemoryHTTPClient`` (httpx: what a Python
-agent pays) and through a minimal HTTP/1.1 client, one kept-alive connection per
-caller (what the gateway costs an agent whose HTTP stack is cheap). Every process
-shares the machine's cores, so a client's own CPU slows the worker it waits for.
+The HTTP calls are made through ``MemoryHTTPClient`` (what a Python agent pays)
+and through a minimal HTTP/1.1 client, one kept-alive connection per caller
+(what the gateway costs an agent whose HTTP stack is cheap); with ``--baseline
+REV`` also through ``MemoryHTTPClient`` as ``REV`` wrote it (its module loaded
+beside this tree's, the rest of memsvc this tree's): the before and after of a
+change to the client, in one run. Every process shares the machine's cores, so
+a client's own CPU slows the worker it waits for: each row also gives this
+process's CPU per call (``getrusage``: user + system), which is the caller's.
+The rows take turns, ``--rounds`` times, ``--calls`` calls each in all, so that
+load from elsewhere on the machine falls on all of them alike.
 """
 
 from __future__ import annotations
@@ -22,14 +28,18 @@ import contextlib
 import itertools
 import json
 import re
+import resource
 import socket
-from collections.abc import AsyncIterator
+import subprocess
+import sys
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from bench.common import Bench, bench_env, latencies, memsvc_process, pct, report, worker
+from bench.common import ROOT, Bench, bench_env, latencies, memsvc_process, pct, worker
 from memsvc.client import MemoryClient
 from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.gateway.http_client import MemoryHTTPClient
@@ -98,7 +108,26 @@ class RawHTTP:
             writer.close()
 
 
-async def main(calls: int, clients: int) -> None:
+def client_at(revision: str) -> Any:
+    """``MemoryHTTPClient`` as ``revision`` wrote it: its module, loaded under a name of its
+    own beside this tree's (what it imports of memsvc is this tree's)."""
+    path = "memsvc/gateway/http_client.py"
+    source = subprocess.run(
+        ["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    module = types.ModuleType(f"bench_http_client_{revision}")
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return module.MemoryHTTPClient
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time so far, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> None:
+    old_client = client_at(baseline) if baseline else None
     async with bench_env() as bench, worker(bench), gateway(bench) as base_url:
         _, token = await Tokens(RedisTokenStore(bench.redis, bench.keys)).add("u")
         counter = itertools.count()
@@ -107,17 +136,28 @@ async def main(calls: int, clients: int) -> None:
             return {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
 
         raw = RawHTTP(base_url, token)
-        async with (
-            MemoryClient(settings=bench.settings) as direct,
-            MemoryHTTPClient(base_url, token, settings=bench.settings) as remote,
-        ):
+        async with contextlib.AsyncExitStack() as stack:
+            direct = await stack.enter_async_context(MemoryClient(settings=bench.settings))
+            clients_by_name: dict[str, Any] = {
+                "MemoryClient": direct,
+                "MemoryHTTPClient": await stack.enter_async_context(
+                    MemoryHTTPClient(base_url, token, settings=bench.settings)
+                ),
+            }
+            if old_client is not None:
+                clients_by_name[f"MemoryHTTPClient @{baseline}"] = await stack.enter_async_context(
+                    old_client(base_url, token, settings=bench.settings)
+                )
             agent = itertools.cycle(range(clients))
-
-            def prefetch(mem: Any) -> Any:
-                return mem.prefetch("u", f"a{next(agent)}", "t")
-
-            def add(mem: Any, agents: str) -> Any:
-                return mem.call_tool("u", f"{agents}{next(agent)}", "t", "memory", add_args())
+            calls_of: dict[str, Callable[[], Awaitable[Any]]] = {}
+            for n, (name, mem) in enumerate(clients_by_name.items()):
+                # each client adds to files of its own agents: every row writes the same sizes
+                calls_of[f"prefetch via {name}"] = lambda mem=mem: mem.prefetch(
+                    "u", f"a{next(agent)}", "t"
+                )
+                calls_of[f"add via {name}"] = lambda mem=mem, n=n: mem.call_tool(
+                    "u", f"c{n}a{next(agent)}", "t", "memory", add_args()
+                )
 
             def raw_prefetch() -> Any:
                 ids = {"agent_id": f"a{next(agent)}", "thread_id": "t", "deadline": 29.0}
@@ -127,46 +167,50 @@ async def main(calls: int, clients: int) -> None:
                 ids = {"agent_id": f"r{next(agent)}", "thread_id": "t", "name": "memory"}
                 return raw.post("/api/memory/v2/agent/tool?user_id=u", {**ids, "args": add_args()})
 
+            calls_of["prefetch via raw HTTP/1.1"] = raw_prefetch
+            calls_of["add via raw HTTP/1.1"] = raw_add
             # warm up at full concurrency: files, snapshots, managers, every connection
-            for call in (
-                lambda: prefetch(direct),
-                lambda: prefetch(remote),
-                raw_prefetch,
-                lambda: add(direct, "m"),
-                lambda: add(remote, "g"),
-                raw_add,
-            ):
+            for call in calls_of.values():
                 await latencies(call, clients * 2, clients)
-            rows: dict[str, list[float]] = {}
-            for name, call in (
-                ("prefetch via MemoryClient", lambda: prefetch(direct)),
-                ("prefetch via gateway, httpx", lambda: prefetch(remote)),
-                ("prefetch via gateway, raw", raw_prefetch),
-                ("add via MemoryClient", lambda: add(direct, "m")),
-                ("add via gateway, httpx", lambda: add(remote, "g")),
-                ("add via gateway, raw", raw_add),
-            ):
-                rows[name] = await latencies(call, calls, clients)
+            rows: dict[str, list[float]] = {name: [] for name in calls_of}
+            cpu: dict[str, float] = dict.fromkeys(calls_of, 0.0)
+            for done in range(rounds):
+                share = calls // rounds + (1 if done < calls % rounds else 0)
+                for operation in ("prefetch", "add"):
+                    for name, call in calls_of.items():
+                        if name.startswith(operation + " "):
+                            started = cpu_seconds()
+                            rows[name] += await latencies(call, share, clients)
+                            cpu[name] += cpu_seconds() - started
         raw.close()
 
-        def figures(name: str) -> tuple[str, float, float]:
-            return name, pct(rows[name], 50), pct(rows[name], 99)
-
         for operation in ("prefetch", "add"):
-            _, *base = figures(f"{operation} via MemoryClient")
-            report(
-                f"{operation}: {calls:,} calls per row at {clients} concurrent clients"
+            names = [name for name in rows if name.startswith(operation + " ")]
+            base = pct(rows[names[0]], 50), pct(rows[names[0]], 99)
+            title = (
+                f"{operation}: {calls:,} calls per row at {clients} concurrent clients, "
+                f"{rounds} rounds"
                 if operation == "prefetch"
-                else f"memory {operation}",
-                [figures(f"{operation} via gateway, {how}") for how in ("httpx", "raw")],
-                (base[0], base[1]),
-                f"{operation} via MemoryClient",
+                else f"memory {operation}"
             )
+            width = max(len(name) for name in names) + 2
+            sys.stdout.write(
+                f"\n{title}\n  {'':<{width}}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}"
+                f"{'p99 ratio':>11}{'caller CPU ms/call':>20}\n"
+            )
+            for name in names:
+                p50, p99 = pct(rows[name], 50), pct(rows[name], 99)
+                sys.stdout.write(
+                    f"  {name:<{width}}{p50 * 1000:>9.2f}{p99 * 1000:>9.2f}{p50 / base[0]:>11.2f}"
+                    f"{p99 / base[1]:>11.2f}{cpu[name] / len(rows[name]) * 1000:>20.3f}\n"
+                )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--baseline", help="also MemoryHTTPClient as this revision wrote it")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.clients))
+    asyncio.run(main(args.calls, args.clients, args.rounds, args.baseline))

@@ -2,8 +2,8 @@
 
 For agents that should not talk to Redis (another network, no credentials for
 it): the same methods with the same arguments, results and errors, sent to
-``memsvc serve`` with a bearer token. It brings httpx and nothing of the
-worker side or the gateway's server.
+``memsvc serve`` with a bearer token. It brings aiohttp (``pip install
+'memsvc[http]'``) and nothing of the worker side or the gateway's server.
 
 ```python
 async with MemoryHTTPClient("http://memsvc:8731", token) as mem:
@@ -21,16 +21,25 @@ that user's own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import json
 import os
-from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any
 
-import httpx
+try:
+    import aiohttp
+except ImportError as missing:  # pragma: no cover - an install without the extra
+    raise ModuleNotFoundError(
+        "MemoryHTTPClient needs aiohttp: pip install 'memsvc[http]'", name=missing.name
+    ) from missing
 
 from memsvc.client import TOOL_UNAVAILABLE, PrefetchContext, invalid_tool_args
-from memsvc.errors import InvalidInputError, MemoryUnavailableError, MemsvcError
+from memsvc.errors import (
+    ClientStateError,
+    InvalidInputError,
+    MemoryUnavailableError,
+    MemsvcError,
+)
 from memsvc.gateway.statuses import error_of
 from memsvc.ids import DEFAULT_AGENT
 from memsvc.settings import ServiceSettings
@@ -40,42 +49,18 @@ API = "/api/memory/v2"
 MARGIN_SHARE, MARGIN_MAX_SECONDS = 0.2, 0.2
 SLACK_SECONDS = 2.0  # over the gateway's own deadline for the calls a worker answers
 MAX_CONNECTIONS = 100
-
-
-class _Lanes:
-    """Connections to the gateway, each its own httpx client, lent to one request at a time.
-
-    httpx's pool assigns requests to its connections at a cost that grows with both
-    (encode/httpcore#1035): 50 concurrent calls on one client cost an agent ~2 ms of
-    CPU each, over ~0.7 ms with a connection per client taken from a free list.
-    """
-
-    def __init__(self, make: Callable[[], httpx.AsyncClient], size: int) -> None:
-        self._make = make
-        self._slots = asyncio.Semaphore(size)
-        self._idle: list[httpx.AsyncClient] = []
-        self._made: list[httpx.AsyncClient] = []
-
-    @contextlib.asynccontextmanager
-    async def lane(self) -> AsyncIterator[httpx.AsyncClient]:
-        async with self._slots:
-            if self._idle:
-                client = self._idle.pop()  # the most recent: its connection is warm
-            else:
-                client = self._make()
-                self._made.append(client)
-            try:
-                yield client
-            finally:
-                self._idle.append(client)
-
-    async def aclose(self) -> None:
-        for client in self._made:
-            await client.aclose()
+# An idle connection is dropped before the gateway drops it (uvicorn: after 5 s), so a
+# request is not written onto a connection the server is closing.
+KEEPALIVE_SECONDS = 4.0
 
 
 class MemoryHTTPClient:
-    """``MemoryClient``'s interface over HTTP: see the module docstring."""
+    """``MemoryClient``'s interface over HTTP: see the module docstring.
+
+    Its connections (at most ``MAX_CONNECTIONS``, kept alive between calls) are opened
+    by the first call, on that call's event loop; ``aclose`` (or leaving ``async with``)
+    closes them, and a call after it raises :class:`ClientStateError`.
+    """
 
     def __init__(
         self,
@@ -83,21 +68,14 @@ class MemoryHTTPClient:
         token: str | None,
         *,
         settings: ServiceSettings | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """``token`` may be ``None`` only for a gateway run with ``--no-auth``."""
         self._settings = settings or ServiceSettings()
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._api = base_url.rstrip("/") + API
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._timeout = self._settings.tool_deadline_seconds + SLACK_SECONDS
-        self._lanes = _Lanes(
-            lambda: httpx.AsyncClient(
-                base_url=base_url.rstrip("/"),
-                headers=headers,
-                transport=transport,
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            ),
-            MAX_CONNECTIONS,
-        )
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
 
     @classmethod
     def from_env(cls) -> MemoryHTTPClient:
@@ -116,7 +94,10 @@ class MemoryHTTPClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._lanes.aclose()
+        self._closed = True
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
     # -- the agent's calls --------------------------------------------------------------
 
@@ -136,6 +117,8 @@ class MemoryHTTPClient:
             reply = await self._call(
                 "POST", "/agent/prefetch", user_id, body=body, within=seconds, pass_on=True
             )
+        except ClientStateError:
+            raise  # a closed client: the caller's mistake, as with MemoryClient
         except MemsvcError as exc:
             return PrefetchContext(text="", skipped={"service": str(exc)}, degraded=True)
         return PrefetchContext(**reply)
@@ -182,6 +165,8 @@ class MemoryHTTPClient:
                 "error": f"Memory did not confirm within {seconds:g}s ({exc}). The call may "
                 "still be applied: do not repeat it in this turn.",
             }
+        except ClientStateError:
+            raise
         except MemsvcError:
             return dict(TOOL_UNAVAILABLE)
 
@@ -400,27 +385,47 @@ class MemoryHTTPClient:
         seconds = within if within is not None else self._timeout
         if pass_on and body is not None:
             body = {**body, "deadline": seconds - min(seconds * MARGIN_SHARE, MARGIN_MAX_SECONDS)}
+        http = self._http()
         try:
-            async with asyncio.timeout(seconds), self._lanes.lane() as http:
-                response = await http.request(
+            async with (
+                asyncio.timeout(seconds),
+                http.request(
                     method,
-                    API + path,
+                    self._api + path,
                     json=body,
                     params={**(params or {}), "user_id": user_id},
-                    timeout=seconds,
-                )
-        except (TimeoutError, httpx.TimeoutException) as exc:
+                ) as response,
+            ):
+                status, raw = response.status, await response.read()
+        except TimeoutError as exc:
             raise _Unanswered(f"the gateway did not answer within {seconds:g}s") from exc
-        except httpx.HTTPError as exc:
+        except aiohttp.ClientError as exc:
             raise MemoryUnavailableError(f"the gateway is unreachable: {exc!r}") from exc
         try:
-            data = response.json()
+            data = json.loads(raw)
         except ValueError:
-            data = {"detail": response.text[:500]}
-        if response.is_success:
+            data = {"detail": raw.decode(errors="replace")[:500]}
+        if 200 <= status < 300:
             reply: dict[str, Any] = data
             return reply
-        raise error_of(response.status_code, data.get("detail") if isinstance(data, dict) else data)
+        raise error_of(status, data.get("detail") if isinstance(data, dict) else data)
+
+    def _http(self) -> aiohttp.ClientSession:
+        """The session, opened on the running loop by the first call."""
+        if self._closed:
+            raise ClientStateError("this MemoryHTTPClient is closed; open a new one")
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(
+                    limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS
+                ),
+                headers=self._headers,
+                # no timeouts of its own: asyncio.timeout bounds each call as a whole
+                timeout=aiohttp.ClientTimeout(),
+                # the gateway sets no cookies, and a client keeps no state between calls
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return self._session
 
 
 class _Unanswered(MemoryUnavailableError):

@@ -36,6 +36,8 @@ WORKER_SIDE = (
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
 # The gateway's server side (memsvc[gateway]): only `memsvc serve` and a worker's metrics use it.
 SERVER = ("fastapi", "starlette", "uvicorn", "prometheus_client", "memsvc.gateway")
+# MemoryHTTPClient's HTTP stack (memsvc[http]): only an agent that asks for that client loads it.
+HTTP_CLIENT = ("aiohttp",)
 
 
 def _loaded(module: str) -> list[str]:
@@ -58,12 +60,14 @@ def test_importing_the_client_loads_nothing_of_the_worker_side() -> None:
     assert _among(loaded, WORKER_SIDE) == []
     assert _among(loaded, FRAMEWORKS) == []
     assert _among(loaded, SERVER) == []
-    assert _among(_loaded("memsvc"), FRAMEWORKS + SERVER) == []
+    assert _among(loaded, HTTP_CLIENT) == []
+    assert _among(_loaded("memsvc"), FRAMEWORKS + SERVER + HTTP_CLIENT) == []
 
 
-def test_the_http_client_brings_httpx_and_nothing_of_a_server() -> None:
+def test_the_http_client_brings_aiohttp_and_nothing_of_a_server() -> None:
     loaded = _loaded("memsvc.gateway.http_client")
-    assert _among(loaded, tuple(name for name in WORKER_SIDE if name != "httpx")) == []
+    assert "aiohttp" in loaded
+    assert _among(loaded, WORKER_SIDE) == []  # httpx, the worker side's HTTP client, included
     assert _among(loaded, ("fastapi", "starlette", "uvicorn", "prometheus_client")) == []
     client_side = {m for m in _loaded("memsvc.client") if m.startswith("memsvc")}
     ours = {m for m in loaded if m == "memsvc" or m.startswith("memsvc.")}

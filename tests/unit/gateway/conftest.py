@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
+import uvicorn
 from fastapi import FastAPI
 
 from memsvc.gateway.app import PREFIX, create_app
@@ -55,3 +59,31 @@ async def gateway(service: Service, no_auth: bool) -> AsyncIterator[Gateway]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(app, http, service, issued)
+
+
+class _InProcess(uvicorn.Server):
+    """uvicorn on the test's own loop: the test runner keeps its signal handlers."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@contextlib.asynccontextmanager
+async def served(app: FastAPI) -> AsyncIterator[tuple[str, uvicorn.Server]]:
+    """``app`` served by uvicorn on a loopback port of its own, in this loop; its base URL
+    and the server. The app's lifespan stays the caller's (``gateway`` has entered it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        server = _InProcess(uvicorn.Config(app, lifespan="off", log_level="warning"))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            while not server.started:
+                if serving.done():
+                    await serving  # its error, if it failed to start
+                    raise RuntimeError("uvicorn exited before it started")
+                await asyncio.sleep(0.01)
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}", server
+        finally:
+            server.should_exit = True
+            await serving

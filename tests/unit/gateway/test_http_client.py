@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
 import inspect
+import socket
 import time
+import warnings
 from collections.abc import AsyncIterator
+from typing import Any
 
-import httpx
 import pytest
+import uvicorn
 
 from memsvc.client import MemoryClient
 from memsvc.errors import (
+    ClientStateError,
     ConflictError,
     InvalidInputError,
     MemoryUnavailableError,
@@ -18,18 +25,41 @@ from memsvc.errors import (
     PermissionDeniedError,
     WriteRefusedError,
 )
+from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
 from memsvc.store.memfile import entry_hash
-from tests.unit.gateway.conftest import Gateway
+from tests.conftest import until
+from tests.unit.gateway.conftest import Gateway, served
+
+# A session, connector or connection left open warns when it is collected: here that fails
+# the test it surfaced in (and test_a_closed_client_leaves_nothing_open checks it at once).
+pytestmark = [
+    pytest.mark.filterwarnings("error::ResourceWarning"),
+    pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"),
+]
 
 
 @pytest.fixture
-async def remote(gateway: Gateway) -> AsyncIterator[MemoryHTTPClient]:
-    transport = httpx.ASGITransport(app=gateway.app)
-    async with MemoryHTTPClient(
-        "http://gateway", gateway.tokens["alice"], transport=transport
-    ) as client:
+async def server(gateway: Gateway) -> AsyncIterator[tuple[str, uvicorn.Server]]:
+    """The gateway served by uvicorn on a loopback port: its base URL and the server."""
+    async with served(gateway.app) as url_and_server:
+        yield url_and_server
+
+
+@pytest.fixture
+async def remote(
+    gateway: Gateway, server: tuple[str, uvicorn.Server]
+) -> AsyncIterator[MemoryHTTPClient]:
+    async with MemoryHTTPClient(server[0], gateway.tokens["alice"]) as client:
         yield client
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
 
 
 def calls(cls: type) -> dict[str, inspect.Signature]:
@@ -149,12 +179,7 @@ async def test_another_users_id_is_refused_as_the_gateway_refuses_it(
 
 
 async def test_a_gateway_that_is_down_never_fails_a_turn() -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("connection refused", request=request)
-
-    async with MemoryHTTPClient(
-        "http://down", "token", transport=httpx.MockTransport(refuse)
-    ) as remote:
+    async with MemoryHTTPClient(f"http://127.0.0.1:{closed_port()}", "token") as remote:
         started = time.monotonic()
         ctx = await remote.prefetch("alice", "a1", "t1", deadline=0.5)
         assert ctx.degraded and ctx.text == "" and "unreachable" in ctx.skipped["service"]
@@ -165,3 +190,103 @@ async def test_a_gateway_that_is_down_never_fails_a_turn() -> None:
             await remote.sync_turn("alice", "a1", "t1", user_content="q", assistant_content="a")
         with pytest.raises(MemoryUnavailableError):
             await remote.get_memory("alice")
+
+
+async def test_a_gateway_that_never_answers_is_given_up_on_at_the_deadline() -> None:
+    """Connections accepted, requests read, nothing answered: every call ends at its deadline."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        await reader.read()  # until the client gives up and closes
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        async with MemoryHTTPClient(f"http://127.0.0.1:{port}", "token") as remote:
+            started = time.monotonic()
+            ctx = await remote.prefetch("alice", "a1", "t1", deadline=0.5)
+            assert ctx.degraded and "did not answer within 0.5s" in ctx.skipped["service"]
+            args = {"action": "add", "target": "memory", "content": "x"}
+            result = await remote.call_tool("alice", "a1", "t1", "memory", args, deadline=0.5)
+            assert result["success"] is False and result["pending"] is True
+            with pytest.raises(MemoryUnavailableError, match="did not answer"):
+                await remote.get_memory("alice", deadline=0.5)
+            assert time.monotonic() - started < 30  # generous: bounded, not a timing claim
+    finally:
+        for writer in held:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()
+
+
+async def test_calls_share_kept_alive_connections_up_to_the_limit(
+    gateway: Gateway,
+    server: tuple[str, uvicorn.Server],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, uvicorn_server = server
+    connections = uvicorn_server.server_state.connections
+    async with MemoryHTTPClient(url, gateway.tokens["alice"]) as remote:
+        for _ in range(5):
+            await remote.get_memory_config("alice")
+        assert len(connections) == 1  # one connection, kept alive from call to call
+
+    async def all_closed() -> bool:  # the server sees the client's close a moment later
+        return not connections
+
+    await until(all_closed)
+    monkeypatch.setattr(http_client, "MAX_CONNECTIONS", 3)
+    async with MemoryHTTPClient(url, gateway.tokens["alice"]) as remote:
+        peak = 0
+
+        async def call() -> None:
+            nonlocal peak
+            await remote.get_memory_config("alice")
+            peak = max(peak, len(connections))
+
+        await asyncio.gather(*(call() for _ in range(12)))
+        assert 1 <= peak <= 3
+
+
+async def test_a_closed_client_leaves_nothing_open(
+    gateway: Gateway, server: tuple[str, uvicorn.Server]
+) -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[str] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context["message"]))
+
+    async def left(url: str, *, close: bool) -> list[str]:
+        """What warns once a client that made a call is gone."""
+        remote: Any = MemoryHTTPClient(url, gateway.tokens["alice"])
+        with contextlib.suppress(MemoryUnavailableError):
+            await remote.get_memory("alice")
+        if close:
+            await remote.aclose()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            del remote
+            await asyncio.sleep(0.05)  # the loop drops what a refused connect left scheduled
+            gc.collect()
+        return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+    try:
+        assert await left(server[0], close=True) == [] and reported == []
+        # the check sees a client left open (one that reached no gateway: it holds no socket)
+        unclosed = await left(f"http://127.0.0.1:{closed_port()}", close=False)
+        assert any(m.startswith("Unclosed client session") for m in unclosed)
+        assert "Unclosed client session" in reported
+    finally:
+        loop.set_exception_handler(previous)
+
+
+async def test_a_call_after_close_is_refused(remote: MemoryHTTPClient) -> None:
+    await remote.get_memory("alice")
+    await remote.aclose()
+    with pytest.raises(ClientStateError):
+        await remote.prefetch("alice", "a1", "t1")
+    with pytest.raises(ClientStateError):
+        await remote.call_tool("alice", "a1", "t1", "memory", {"action": "add"})
+    with pytest.raises(ClientStateError):
+        await remote.get_memory("alice")
