@@ -740,21 +740,25 @@ class MemoryClient:
         outage = Outage("client_inbox_unavailable", cap=2.0)
         while True:
             try:
-                item = await self._redis.blpop([self._inbox], timeout=1)  # type: ignore[misc]
+                # every reply waiting, up to a hundred, in one round trip
+                inbox = self._inbox
+                popped = await self._redis.blmpop(1, 1, inbox, direction="LEFT", count=100)  # type: ignore[arg-type,misc]
             except REDIS_DOWN as exc:
                 await outage.wait(exc)
                 continue
             outage.over()
-            if item is None:
-                continue
-            try:
-                reply = json.loads(item[1])
-            except ValueError:
-                log.warning("client_bad_reply", raw=item[1][:200])
-                continue
-            future = self._pending.get(reply.get("id", ""))
-            if future is not None and not future.done():
-                future.set_result(reply)
+            for raw in popped[1] if popped else ():
+                self._answer(raw)
+
+    def _answer(self, raw: bytes) -> None:
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            log.warning("client_bad_reply", raw=raw[:200])
+            return
+        future = self._pending.get(reply.get("id", ""))
+        if future is not None and not future.done():
+            future.set_result(reply)
 
     async def _fallback(self, event: PrefetchEvent, reason: str, ends: float) -> PrefetchContext:
         """What is ready without a worker: the thread's frozen snapshot, if it has one."""

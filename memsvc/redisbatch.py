@@ -28,7 +28,7 @@ from redis.exceptions import NoScriptError
 
 from memsvc.tasks import TaskSet
 
-Queue = Callable[[Pipeline], None]
+Queue = Callable[[Pipeline], object]  # what it returns is not used
 Abandoned = Callable[[list[Any]], Awaitable[None]]
 
 

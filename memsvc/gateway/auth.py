@@ -32,6 +32,7 @@ from memsvc.errors import NotFoundError
 from memsvc.ids import validate_id
 from memsvc.keys import Keys
 from memsvc.paths import Anchored, DataLayout
+from memsvc.redisbatch import CommandBatcher
 from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
 
 _TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
@@ -123,17 +124,21 @@ def _decode(raw: bytes | str) -> TokenRecord:
 
 
 class RedisTokenStore:
-    """Token records in one Redis hash (``{p}:gateway:tokens``): id -> record."""
+    """Token records in one Redis hash (``{p}:gateway:tokens``): id -> record.
+
+    Requests arriving together look their tokens up in one round trip.
+    """
 
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis
+        self._commands = CommandBatcher(redis)
         self._key = keys.tokens
 
     async def save(self, record: TokenRecord) -> None:
         await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
 
     async def find(self, token_id: str) -> TokenRecord | None:
-        raw = await self._redis.hget(self._key, token_id)  # type: ignore[misc]
+        (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
         return None if raw is None else _decode(raw)
 
     async def records(self) -> list[TokenRecord]:

@@ -80,13 +80,14 @@ class EventBus:
         records the event id in the same round trip: the publish order of events
         that workers may process in another order (a thread's turns).
         """
-        if order is None:
-            stream_id = await self._redis.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
-            return _text(stream_id)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
-            pipe.xadd(self._keys.events, {EVENT_FIELD: encode(event)})
-            _, stream_id = await pipe.execute()
+        raw = encode(event)
+
+        def queue(pipe: Pipeline) -> None:  # events published together share a round trip
+            if order is not None:
+                pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
+            pipe.xadd(self._keys.events, {EVENT_FIELD: raw})
+
+        *_, stream_id = await self._commands.execute(queue)
         return _text(stream_id)
 
     async def publish_raw(self, raw: bytes) -> str:

@@ -96,15 +96,15 @@ async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it
 
 
 class _LosesOneCancel(fakeredis.FakeAsyncRedis):
-    """A Redis whose blocked BLPOP returns normally once when cancelled, as redis-py's can
+    """A Redis whose blocked pop returns normally once when cancelled, as redis-py's can
     on Python 3.11: the task goes on with ``cancelling() == 1`` and no pending cancel."""
 
     lost = calls = 0
 
-    async def blpop(self, keys: Any, timeout: float = 0) -> Any:
+    async def blmpop(self, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
         try:
-            return await super().blpop(keys, timeout=timeout)
+            return await super().blmpop(*args, **kwargs)
         except asyncio.CancelledError:
             if self.lost:
                 raise
@@ -118,14 +118,14 @@ async def test_close_ends_the_listener_even_when_a_cancellation_is_lost(
     redis = _LosesOneCancel()
     mem = MemoryClient(settings=settings, redis=redis)
     await mem.__aenter__()
-    await asyncio.sleep(0.1)  # the listener is blocked in BLPOP
+    await asyncio.sleep(0.1)  # the listener is blocked in its pop
     closing = asyncio.create_task(mem.aclose())
     # generous: a close that waits on a listener nobody stops never ends (asyncio.wait
     # does not cancel it, which would stop the listener by a second cancellation)
     await asyncio.wait({closing}, timeout=10)
     assert closing.done() and redis.lost == 1
     calls = redis.calls
-    await asyncio.sleep(2.5)  # a listener still running would have polled again (1 s BLPOPs)
+    await asyncio.sleep(2.5)  # a listener still running would have polled again (1 s pops)
     assert redis.calls == calls
 
 
