@@ -4,7 +4,7 @@ Agents ``XADD`` events to one stream (one round trip); workers read it through
 one consumer group, so each event goes to one worker, and a worker that dies
 leaves its unacknowledged events pending for another to claim. A reply is
 ``RPUSH``ed onto the inbox list of the waiting client process, which has one
-blocked ``BLPOP`` for all its calls: replies are pushed, never polled. The
+blocked ``BLMPOP`` for all its calls: replies are pushed, never polled. The
 reply, the log record and the ack of an event travel in one pipeline.
 """
 
