@@ -24,9 +24,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -101,6 +103,15 @@ class MemoryWritePayload(_Model):
     # False: no external provider follows this write (a migration that keeps Hindsight out,
     # or mirrors its entries itself and waits for them)
     mirror: bool = True
+
+    @model_serializer(mode="wrap")
+    def _leave_out_the_default(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A write that is mirrored as every write was is sent as it always was: workers
+        that predate ``mirror`` take it during a rolling upgrade."""
+        data: dict[str, Any] = handler(self)
+        if self.mirror:
+            data.pop("mirror", None)
+        return data
 
 
 class ToolCallPayload(_Model):

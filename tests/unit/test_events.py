@@ -132,3 +132,22 @@ async def test_the_client_refuses_nan_and_deep_nesting_before_publishing(
         assert result["success"] is False and "Nothing was written" in result["error"]
     assert await service.runtime.bus.pending_count() == 0
     assert await service.log() == []
+
+
+def test_a_mirrored_write_is_encoded_as_before_the_mirror_flag_existed() -> None:
+    # a worker that predates the flag refuses unknown fields: during a rolling upgrade it
+    # must still take every ordinary write a new client sends
+    args = {"action": "add", "target": "memory", "content": "x"}
+    usual = MemoryWriteEvent(
+        **stamp(), user_id="u", agent_id="a", thread_id="t", payload=MemoryWritePayload(args=args)
+    )
+    assert json.loads(encode(usual))["payload"] == {"args": args}
+    kept_out = MemoryWriteEvent(
+        **stamp(),
+        user_id="u",
+        agent_id="a",
+        thread_id="t",
+        payload=MemoryWritePayload(args=args, mirror=False),
+    )
+    decoded = decode(encode(kept_out))
+    assert isinstance(decoded, MemoryWriteEvent) and decoded.payload.mirror is False
