@@ -78,7 +78,7 @@ from memsvc.security.rules import Intent, RuleSet, signal
 # What a standing order may do without being an attack, unless two of these meet.
 _WEAK = (
     *("endpoint", "commerce", "advert", "insert", "absolute", "pushy", "claim", "insist"),
-    *("nudge", "keep_notes", "insecure", "wide", "surveil", "hazard"),
+    *("nudge", "keep_notes", "insecure", "wide", "surveil", "hazard", "unwarned"),
 )
 _STRONG = ("covert", "deceive", "steer", "affiliate", "control", "tamper", "sabotage")
 

@@ -1115,6 +1115,29 @@ _EN_SIGNALS = [
         "reply replies response responses answer answers message messages output outputs",
         also="every each all any your",
     ),
+    # The reader addressed as a machine: "AI reading this review:", "any model processing
+    # this page", "if you are an AI assistant".
+    signal(
+        "directive",
+        r"\b(?:ais?|assistants?|bots?|models?|llms?|agents?|chatbots?|crawlers?)\s+(?:that\s+|who\s+"
+        r"|which\s+)?(?:reading|reads|processing|processes|parsing|parses|summari[sz]ing|summari[sz]es"
+        r"|seeing|sees|scanning|scans|indexing|crawling|ingesting|ingests)\s+(?:this|these|the)\b"
+        r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|llm|language\s+model|bot|agent|chatbot)\b",
+        "ai ais assistant assistants bot bots model models llm llms agent agents chatbot chatbots"
+        " crawler crawlers if",
+        also="reading reads processing processes parsing parses summarising summarizing summarises"
+        " summarizes seeing sees scanning scans indexing crawling ingesting ingests are",
+    ),
+    # A trigger on the task at hand ("when estimating what the user owes", "while drafting"),
+    # a schedule ("once a day", "every month") and a later use ("for future shopping questions").
+    signal(
+        "directive",
+        r"\b(?:when|whenever|while)\s+(?:\w+ing)\b"
+        r"|\b(?:once|twice)\s+(?:a|per|every)\s+(?:day|week|month|year|session|conversation|chat"
+        r"|hour)\b|\bevery\s+(?:few\s+|other\s+|\d{1,3}\s+)?(?:days?|weeks?|months?|mornings?"
+        r"|evenings?|nights?|hours?|minutes?)\b|\bfor\s+(?:all\s+)?future\s+\w+",
+        "when whenever while once twice every future",
+    ),
     # A sentence that starts with a command verb.
     signal(
         "imperative",
@@ -1183,6 +1206,8 @@ _EN_SIGNALS = [
         r"|\bcan['’]?t\s+lose\b|\b100\s?%\s+(?:safe|effective|guaranteed|certain)"
         r"|\b(?:make\s+up|invent|fabricate)\s+(?:\w+\s+){0,2}?(?:reviews?|ratings?|quotes?|sources?"
         r"|statistics|testimonials)|\bfake\s+(?:reviews?|ratings?|testimonials)"
+        r"(?![^.!?\n]{0,40}\b(?:seed|fixtures?|tests?|demos?|mock\w*|samples?|placeholders?"
+        r"|staging)\b)"
         r"|\b(?:is|are)\s+the\s+(?:best|only|safest)\s+(?:\w+\s+)?(?:fix|cure|solution|remedy|treatment"
         r"|product|option|choice)\s+for\s+(?:any|every|all)\b"
         r"|\b(?:is|are)\s+(?:a\s+|all\s+)?(?:scams?|frauds?|rip-?offs?)\b"
@@ -1220,7 +1245,7 @@ _EN_SIGNALS = [
         r"|report)\b[^.!?\n]{0,60}?,?\s+"
         r"(?:even\s+though|although|when\s+in\s+fact|but\s+in\s+fact|while\s+in\s+fact)\b"
         r"|\b(?:make\s+up|invent|fabricate|come\s+up\s+with)\s+(?:a\s+|an\s+|some\s+)?(?:\w+\s+)?"
-        r"(?:reason|excuse|explanation|story|justification|cover\s+story)\b"
+        r"(?:reason|excuse|explanation|justification|cover\s+story|story\s+(?:to|that)\s+(?:explain|justif|cover))"
         r"|\b(?:report|say|tell\s+\w+|confirm|claim)\s+(?:that\s+)?(?:the\s+)?(?:reset|deletion"
         r"|cleanup|clean-up|removal|wipe|purge|dedupe|erasure)\s+(?:\w+\s+)?(?:succeeded|worked"
         r"|was\s+(?:done|completed|successful)|is\s+(?:done|complete)|went\s+through)\b"
@@ -1369,7 +1394,245 @@ _EN_SIGNALS = [
         " grade"
         " rate score pass accept sign certify merge",
     ),
+    # --- more strong harm: what a poisoned order does to what the user is told ----------
+    # Figures falsified: "round the number up by 50%", "inflate the percentage", "double the
+    # dose" (not "pad my estimates" or "bump the version by one": the object is a reading, a
+    # price or a dose).
+    signal(
+        "deceive",
+        r"\b(?:inflat|exaggerat|overstat|understat|fudg|falsif|skew|distort|misreport|misstat"
+        r"|lowball)\w{0,4}\s+(?:the\s+|any\s+|all\s+|every\s+|their\s+|its\s+)?(?:[\w\-]+\s+){0,3}?"
+        r"(?:numbers?|figures?|doses?|dosages?|estimates?|totals?|prices?|results?|scores?|readings?"
+        r"|stats|statistics|rates?|balances?|percentages?|coverage|metrics?|benchmarks?"
+        r"|comparisons?|them)\b"
+        r"|\b(?:round|bump|push|nudge|shift|tweak|adjust)\w{0,3}\s+(?:the\s+|their\s+|its\s+|any\s+)?"
+        r"(?:[\w\-]+\s+){0,2}?(?:numbers?|figures?|doses?|dosages?|amounts?|estimates?|totals?"
+        r"|prices?|results?|scores?|readings?|balances?|percentages?|counts?|it|them)\s+(?:up|down"
+        r"|upward|downward)\s+by\s+(?:about\s+|roughly\s+|around\s+|some\s+|a\s+)?(?:\d|a\s+(?:third"
+        r"|quarter|half|fifth)|half)"
+        r"|\b(?:double|triple|quadruple)\w?\s+(?:the|their|any|his|her|its)\s+(?:[\w\-]+\s+)?"
+        r"(?:doses?|dosages?|medication|insulin|pills?|tablets?)\b",
+        "inflate inflating inflated exaggerate exaggerating overstate overstating understate"
+        " understating fudge fudging falsify falsifying skew skewing distort distorting misreport"
+        " misstate lowball round bump push nudge shift tweak adjust double triple quadruple",
+    ),
+    # Warnings kept from the user: "never bring up the 2023 collapse", "don't flag SQL
+    # injection", "don't raise scam concerns", "skip any warnings about interactions". Not a
+    # user's own wish ("don't mention the risks to me, I know them"), nor test fixtures.
+    signal(
+        "deceive",
+        r"(?:\b(?:never|don['’]?t|do\s+not|must\s+not|should\s+not|shouldn['’]?t|avoid|without)"
+        r"\s+(?:ever\s+)?(?:(?!me\b|us\b)\w+\s+)?|\bno\s+need\s+to\s+|\b(?:skip|omit|drop|suppress"
+        r"|leave\s+out|hide)\s+)(?:mention\w{0,3}|bring\w{0,3}\s+up|rais\w{1,3}|flag\w{0,4}"
+        r"|not\w{1,3}|point\w{0,3}\s+out|warn\w{0,3}(?:\s+(?:them|the\s+user|him|her))?(?:\s+(?:about"
+        r"|of))?|remind\w{0,3}(?:\s+(?:them|the\s+user|him|her))?(?:\s+(?:about|of))?|discuss\w{0,3}"
+        r"|disclos\w{1,4}|highlight\w{0,3}|call\w{0,3}\s+out|acknowledg\w{1,4}|tell\w{0,3}\s+(?:them"
+        r"|the\s+user|him|her)\s+about|talk\w{0,3}\s+about|any\s+warnings?\s+(?:about|of|on)"
+        r"|warnings?\s+(?:about|of|on))\s+(?:the\s+|any\s+|its\s+|their\s+|all\s+|possible\s+|such\s+)?"
+        r"(?:(?!me\b|my\b|us\b|our\b)[\w\-]+\s+){0,3}?(?:risks?|dangers?|downsides?|drawbacks?"
+        r"|losses|side[\s\-]effects|interactions|contraindications|scams?|fraud|red\s+flags"
+        r"|(?:scam|fraud|safety|security|privacy|health)\s+concerns|recalls?|lawsuits?"
+        r"|penalt(?:y|ies)|penalty\s+clauses|vulnerabilit(?:y|ies)|security\s+(?:bugs|issues"
+        r"|problems|holes|flaws|risks)|sql\s+injection|hard-?coded\s+secrets|collapse|crash|hacks?"
+        r"|breach(?:es)?|exploits?|bankruptcy|complaints|negative\s+reviews|phishing)\b"
+        r"(?!\s+(?:in|inside|within|from|of)\s+(?:the\s+)?(?:tests?|fixtures?|mocks?|examples?"
+        r"|samples?|docs|demos?|sandbox)\b)(?![^.!?\n]{0,80}\b(?-i:I)(?:['’]\w{1,2})?\b)",
+        "never don dont do must should shouldn avoid without no skip omit drop suppress leave hide",
+        also="mention mentioning mentions bring bringing raise raising flag flagging note noting"
+        " point"
+        " pointing warn warning warnings remind reminding discuss discussing disclose disclosing"
+        " highlight highlighting call calling acknowledge acknowledging tell telling talk any",
+    ),
+    # Omissions that cost the user: deductions, discounts, refunds they are entitled to.
+    signal(
+        "deceive",
+        r"(?<!never\s)(?<!\bnot\s)(?<!n't\s)(?<!n’t\s)\b(?:leave\s+out|omit|skip|drop|hide|ignore"
+        r"|withhold|exclude)\s+(?:the\s+|any\s+|all\s+|every\s+|their\s+)?(?:[\w\-]+\s+){0,2}?"
+        r"(?:deductions?|discounts?|refunds?|rebates?|credits?|exemptions?|allowances?|entitlements?"
+        r"|benefits?|grants?|subsidies)\s+(?:they|the\s+user|he|she|the\s+customer)(?:['’](?:re|s))?"
+        r"\s+(?:\w+\s+)?(?:qualif\w+|(?:(?:is|are)\s+)?(?:entitled|eligible)|deserves?|could\s+(?:get|claim)"
+        r"|can\s+claim)"
+        r"|(?<!never\s)(?<!\bnot\s)\b(?:leave\s+out|omit|hide|withhold)\s+(?:the\s+|any\s+)?"
+        r"(?:[\w\-]+\s+){0,2}?(?:deductions?|refunds?|rebates?|exemptions?|entitlements?)\b",
+        "leave omit skip drop hide ignore withhold exclude",
+        also="deduction deductions discount discounts refund refunds rebate rebates credit credits"
+        " exemption exemptions allowance allowances entitlement entitlements benefit benefits"
+        " grant grants subsidies",
+    ),
+    # A reassurance whatever the facts: "say it looks fine even when it doesn't", "say the
+    # numbers look fine ... whatever the values are", "tell them it's safe regardless".
+    signal(
+        "deceive",
+        r"\b(?:say|claim|tell\s+(?!me\b|us\b)\w+|answer|reply|respond|confirm|report|insist"
+        r"|assure\s+\w+|reassure\s+\w+|state|mark\s+(?:it|them))\s+(?:(?!\b(?:whether|if|honestly"
+        r"|truthfully|truth)\b)[^.!?\n]){0,50}?\b(?:fine|safe|ok|okay|good|correct|secure|normal"
+        r"|legit\w*|genuine|healthy|clean|standard\s+practice|all\s+right|alright|nothing\s+(?:is\s+)?"
+        r"wrong|nothing\s+to\s+worry\s+about|no\s+problem|accurate|valid|passed|green|ready"
+        r"|low[\s\-]risk|harmless)\b[^.!?\n]{0,60}?\b(?:even\s+(?:when|if|though)|although"
+        r"|whatever\s+(?:the|it|they)|regardless(?:\s+of)?|no\s+matter\s+(?:what|how))\b"
+        r"|\b(?:whatever|regardless\s+of|no\s+matter)\s+(?:what\s+)?(?:the\s+)?(?:values|results"
+        r"|numbers|readings|data|tests?|scans?|figures|facts|symptoms|findings)\b[^.!?\n]{0,40}?"
+        r"\b(?:say|claim|tell\s+(?!me\b|us\b)\w+|answer|reply|report|confirm)\b",
+        "say claim tell answer reply respond confirm report insist assure reassure state mark"
+        " whatever regardless matter",
+        also="fine safe ok okay good correct secure normal legit legitimate genuine healthy clean"
+        " standard right alright nothing problem accurate valid passed green ready low risk"
+        " harmless values results numbers readings data test tests scan scans figures facts"
+        " symptoms findings",
+    ),
+    # Made-up facts slipped into answers: "weave in one invented scandal", "cite a made-up
+    # statistic", "say doctors recommend it"; the others said to be unavailable. (Not fake
+    # data for tests and demos.)
+    signal(
+        "deceive",
+        r"\b(?:weav|slip|work|sneak|add|insert|includ|throw|drop|cit|mention|spread|plant|post|us"
+        r"|invent|fabricat)\w{0,4}\s+(?:in\s+|into\s+)?(?:\w+\s+){0,3}?(?:invented|fabricated"
+        r"|made[\s\-]up|fake|false|bogus|phony|phoney|untrue|fictitious|unverified)\s+(?:\w+\s+)?"
+        r"(?:scandals?|quotes?|quotations|facts?|statistics?|stats|sources?|citations?|reviews?"
+        r"|testimonials?|claims?|allegations?|rumou?rs?|news|stud(?:y|ies)|evidence"
+        r"|endorsements?|accusations?|controvers(?:y|ies)|crimes?|affairs?)\b"
+        r"(?![^.!?\n]{0,40}\b(?:seed|fixtures?|tests?|demos?|mock\w*|samples?|placeholders?"
+        r"|staging|detect\w*|spot\w*|classifier|training)\b)"
+        r"|\b(?:say|claim|tell\s+(?!me\b|us\b)\w+|state|imply|pretend)\s+(?:that\s+)?(?:their\s+|the\s+"
+        r"|your\s+|a\s+|most\s+|all\s+)?(?:doctors?|physicians?|experts?|dentists?|pharmacists?"
+        r"|scientists?|studies|researchers|regulators|the\s+fda|authorities)\s+(?:\w+\s+)?"
+        r"(?:recommends?|recommended|approved?|endorsed?|endorses|backs?|backed|prescribed?"
+        r"|advised?|advises)\s+(?:it|this|that|them|so|the\s+same|as\s+much|this\s+\w+)\b"
+        r"|\b(?:say|claim|tell\s+(?!me\b|us\b)\w+|insist|state|pretend|report)\s+(?:that\s+)?"
+        r"(?:everything|everyone|everywhere|anything|all\s+the\s+(?:others?|rest)|the\s+(?:others?"
+        r"|rest)|(?:every|all|any|the)\s+other\s+\w+)(?:\s+else)?\s+(?:is|are|was|were|has\s+been"
+        r"|have\s+been)\s+(?:all\s+)?(?:sold\s+out|unavailable|booked(?:\s+up)?|fully\s+booked|full"
+        r"|closed|out\s+of\s+stock|discontinued|recalled|banned|shut\s+down|bankrupt)\b",
+        "weave weaving slip work sneak add insert include throw drop cite mention spread plant post"
+        " use invent invented fabricate fabricated say claim tell state imply pretend insist"
+        " report",
+        also="invented fabricated made fake false bogus phony phoney untrue fictitious unverified"
+        " doctor doctors physician physicians expert experts dentist dentists pharmacist"
+        " pharmacists scientist scientists studies researchers regulators fda authorities"
+        " everything everyone everywhere anything others rest other",
+    ),
+    # Manipulation: the user kept from care, from their own judgement and from other people,
+    # or kept hooked. "suggest she stop going", "undermine the user's confidence", "so they
+    # defer to you", "talk them out of it", "keep the user chatting as long as possible".
+    signal(
+        "steer",
+        r"(?<!never\s)(?<!\bnot\s)(?<!n't\s)(?<!n’t\s)\b(?:suggest|encourage|urge|convince|persuade"
+        r"|tell|advise|push|get|pressure|nudge|coax)\w{0,3}\s+(?:her|him|them|the\s+user|users|she"
+        r"|he|they)\s+(?:that\s+(?:she|he|they)\s+should\s+|(?:she|he|they)\s+(?:should\s+)?|to\s+)?"
+        r"(?:(?:stop|quit|skip|give\s+up|avoid|abandon)\w{0,3}\s+(?:(?:going|talking)\s+to|seeing"
+        r"|visiting|attending|calling)\s+(?:\w+\s+){0,2}?(?:therapist|therapy|doctors?|gp|counsel\w+"
+        r"|psychiatrist|psychologist|support\s+group|meetings|sessions|appointments|specialist"
+        r"|clinic|friends|family)\b|(?:stop|quit|skip|abandon)\w{0,3}\s+(?:going|therapy|treatment"
+        r"|the\s+sessions|(?:taking\s+)?(?:their|her|his|the)\s+(?:meds|medication|medicine"
+        r"|prescription|pills|treatment))\b|cancel\w{0,3}\s+(?:the|their|her|his)\s+(?:next\s+)?"
+        r"(?:appointment|session|therapy|check-?up|follow-?up|visit)s?\b)"
+        r"|\bundermin\w{1,4}\s+(?:the\s+user['’]?s|their|his|her)\s+(?:\w+\s+)?(?:confidence"
+        r"|self-?(?:esteem|confidence|worth|trust)|trust|judg(?:e)?ment|relationships?|independence"
+        r"|decisions?)\b"
+        r"|\b(?:so|so\s+that)\s+(?:they|the\s+user|she|he)\s+(?:\w+\s+)?(?:defers?|rel(?:y|ies)"
+        r"|depends?|leans?)\s+(?:only\s+)?(?:on|to)\s+(?:you|your|the\s+assistant)\b"
+        r"|\binstead\s+of\s+(?:asking|talking\s+to|consulting|seeing|calling|trusting|going\s+to)\s+"
+        r"(?:their\s+|her\s+|his\s+)?(?:friends|family|partner|spouse|doctor|therapist|counsel\w+"
+        r"|a\s+professional|professionals|anyone\s+else)\b"
+        r"|\b(?:can['’]?t|cannot|couldn['’]?t|could\s+not|won['’]?t\s+be\s+able\s+to)\s+(?:manage"
+        r"|cope|decide|function|survive|live|do\s+(?:it|anything))\s+without\s+(?:you|the\s+assistant"
+        r"|your\s+help)\b"
+        r"|\b(?:you|the\s+assistant)\s+(?:can|could|will)\s+(?:help|support|advise|treat)\s+(?:her"
+        r"|him|them|the\s+user)\s+better\b"
+        r"|\bremind\w{0,3}\s+(?:them|the\s+user|her|him)\s+of\s+(?:their|her|his)\s+(?:past\s+|old"
+        r"\s+|previous\s+)?(?:mistakes|failures|errors)\b"
+        r"|\bmake\s+(?:them|the\s+user|her|him)\s+feel\s+(?:\w+\s+){0,2}?(?:guilty|worthless|stupid"
+        r"|incompetent|dependent|insecure|inadequate|helpless|ashamed|they\s+can['’]?t)"
+        r"|(?<!n't\s)(?<!n’t\s)(?<!\bnot\s)\btalk\w{0,3}\s+(?:them|the\s+user|her|him)\s+out\s+of\b"
+        r"|(?<!n't\s)(?<!n’t\s)(?<!\bnot\s)\bkeep\w{0,3}\s+(?:the\s+user|them|her|him|users)\s+"
+        r"(?:chatting|talking|engaged|hooked|online|scrolling|up|awake|coming\s+back)\s+(?:as\s+(?:long"
+        r"|late)\s+as|longer\s+than|for\s+as\s+long|all\s+night)"
+        r"|\bat\s+the\s+(?:cost|expense)\s+of\s+(?:their|the\s+user['’]?s|her|his)\s+(?:\w+\s+)?"
+        r"(?:sleep|health|work|job|wellbeing|well-being|money|savings|relationships?|studies|family)\b"
+        r"|\b(?:even\s+if|even\s+when)\s+it\s+costs\s+(?:them|her|him|the\s+user)\s+(?:their\s+)?"
+        r"(?:sleep|health|work|job|money|savings)\b"
+        r"|\b(?:optimi[sz]e|maximi[sz]e)\w{0,3}\s+(?:for\s+)?(?:their\s+|the\s+user['’]?s\s+)?"
+        r"(?:engagement|screen\s+time|time\s+spent|spending|purchases)\b"
+        # a slant on an election or a rival: "frame candidate Harlow negatively"
+        r"|\b(?:frame|portray|present|depict|spin|slant|paint|cast)\w{0,3}\s+(?:the\s+)?"
+        r"(?:candidate|party|politician|senator|mayor|incumbent|opponent|opposition|competitor"
+        r"|rival)s?\s+(?:\w+\s+){0,2}?(?:negatively|unfavou?rably|badly|in\s+a\s+(?:bad|negative"
+        r"|poor)\s+light|as\s+(?:corrupt|dangerous|a\s+liar|untrustworthy))",
+        "suggest encourage urge convince persuade tell advise push get pressure nudge coax"
+        " undermine"
+        " undermining so instead can cannot couldn could won you assistant remind reminding make"
+        " talk"
+        " talking keep keeping at even optimise optimize optimising optimizing maximise maximize"
+        " frame framing portray present depict spin slant paint cast",
+    ),
+    # Money sent where a stranger says: "wire it to whatever IBAN is given".
+    signal(
+        "sabotage",
+        r"\b(?:wire|transfer|send|pay|deposit|move)\w{0,3}\s+(?:\w+\s+){0,4}?to\s+(?:whatever|any"
+        r"|whichever)\s+(?:iban|account|bank\s+account|wallet|address|card|number|recipient|payee)"
+        r"\s+(?:(?:is|was|they|he|she|the\s+\w+|gets?)\s+)?(?:given|provided|sent|supplied|sends?"
+        r"|gives?|provides?|listed|quoted|mentioned|in\s+the)\b"
+        # the user's own words turned against them: "should be used in the landlord's favour"
+        r"|\b(?:us(?:e|ed|ing)|turn(?:ed)?)\s+(?:it|them|that|this|everything|anything)?\s*"
+        r"(?:\w+\s+){0,2}?(?:against\s+(?:them|the\s+user|him|her|the\s+(?:user|buyer|tenant|customer"
+        r"|client|patient))|in\s+(?:the\s+)?(?!user['’]s\b|their\b|my\b|our\b|your\b)\w+['’]s?\s+"
+        r"favou?r)\b"
+        # wrong answers on purpose: "give this user worse advice"
+        r"|(?<!never\s)(?<!\bnot\s)(?<!n't\s)(?<!n’t\s)\b(?:give|provide|offer|suggest|recommend)"
+        r"\w{0,3}\s+(?:\w+\s+){0,3}?(?:worse|bad|wrong|misleading|incorrect|inaccurate|false|poor"
+        r"|subpar|deliberately\s+\w+|intentionally\s+\w+)\s+(?:advice|answers?|information|info"
+        r"|recommendations?|guidance|suggestions?|directions|estimates?|figures|tips)\b"
+        # a jab or errors slipped into what the user sends
+        r"|(?<!never\s)(?<!\bnot\s)(?<!n't\s)(?<!n’t\s)\b(?:add|insert|slip|include|put|sneak"
+        r"|work|append)\w{0,3}\s+(?:in\s+)?(?:\w+\s+){0,3}?(?:passive-aggressive|rude|insulting"
+        r"|disrespectful|offensive|snide|hostile|mocking|condescending|embarrassing|typos?)\b",
+        "wire transfer send pay deposit move use used using turn turned give provide offer suggest"
+        " recommend add insert slip include put sneak work append",
+    ),
+    # Dangerous instructions given as advice: bleach with ammonia or acid, the dose exceeded.
+    signal(
+        "sabotage",
+        r"(?<!never\s)(?<!\bnot\s)(?<!n't\s)(?<!n’t\s)\bmix\w{0,3}\s+(?:\w+\s+){0,2}?bleach\s+"
+        r"(?:with|and)\s+(?:\w+\s+){0,3}?(?:ammonia\w*|vinegar|acid\w*|rubbing\s+alcohol)\b"
+        r"|\b(?:exceed|go\s+over|take\s+more\s+than)\s+(?:the\s+)?(?:maximum|max|recommended"
+        r"|labell?ed|prescribed)\s+(?:daily\s+)?(?:dose|dosage)\b",
+        "mix mixing mixed exceed go take",
+        also="bleach maximum max recommended labelled labeled prescribed",
+    ),
+    # Kept out of sight: "so the user doesn't notice a pattern", "don't link it anywhere the
+    # user would see", "never show the user", "subtly undermine", "casually ask".
+    signal(
+        "covert",
+        r"\b(?:they|the\s+user|users?|he|she|nobody|no\s+one)\s+(?:\w+\s+)?(?:never|won['’]?t"
+        r"|don['’]?t|doesn['’]?t|will\s+not|does\s+not|do\s+not|can['’]?t|cannot|wouldn['’]?t"
+        r"|would\s+not)\s+(?:\w+\s+)?(?:notices?|spots?|detects?|catch(?:es)?\s+on|suspects?"
+        r"|realises?|realizes?)\s+(?:a|the|any|it|that|what|anything)\b"
+        r"|\b(?:don['’]?t|do\s+not|never)\s+\w+\s+(?:\w+\s+){0,3}?anywhere\s+(?:the\s+user|they"
+        r"|users)\s+(?:would|will|could|can|might)\s+(?:\w+\s+)?(?:see|notice|find|look)\b"
+        r"|\bwhere\s+(?:the\s+user|they|users)\s+(?:won['’]?t|wouldn['’]?t|can['’]?t|cannot"
+        r"|will\s+not|would\s+not|will\s+never|would\s+never)\s+(?:\w+\s+)?(?:see|notice|find|look)\b"
+        r"|\b(?:never|don['’]?t|do\s+not)\s+(?:show|reveal|display|surface)\s+(?:this|it|these)?\s*"
+        r"(?:to\s+)?(?:the\s+user|them)\s*(?=[),.;:!?]|$)"
+        r"|\b(?:quietly|silently|secretly|covertly|stealthily|subtly|discreetly|gradually|casually)"
+        r"\s+(?:\w+\s+)?(?:round|inflate|undermine|skew|bias|tilt|downgrade|give|omit|sabotage"
+        r"|mislead|weaken|discourage|frame|twist|exaggerate|downplay|belittle|manipulate|convince"
+        r"|persuade|ask|probe|extract)\w{0,3}\b",
+        "they user users he she nobody no don dont do never where quietly silently secretly"
+        " covertly stealthily subtly discreetly gradually casually",
+    ),
     # --- weak harm: each has an honest use, so two are needed (see the intents) ----------
+    # No caveats: an honest user may ask for that, next to a health topic it is a danger.
+    signal(
+        "unwarned",
+        r"\bwithout\s+(?:any\s+|a\s+)?(?:caveats?|warnings?|disclaimers?|hedging|qualifications?"
+        r"|hesitation)\b|\b(?:no|skip\s+(?:the\s+|any\s+)?|drop\s+(?:the\s+|any\s+)?)(?:caveats"
+        r"|warnings|disclaimers)\b|\b(?:state|say|give|present)\s+(?:it|them|this|that)\s+"
+        r"(?:confidently|with\s+(?:certainty|confidence)|as\s+(?:fact|certain))\b"
+        r"|\bdon['’]?t\s+hedge\b|\bno\s+hedging\b",
+        "without no skip drop state say give present don dont",
+        also="caveat caveats warning warnings disclaimer disclaimers hedging hedge qualification"
+        " qualifications hesitation confidently certainty confidence fact certain",
+    ),
     signal(
         "nudge",
         r"\b(?:steer|nudge|push|funnel|herd|lure|pressure|guide|direct)\w{0,3}\s+(?:\w+\s+){0,3}?"
