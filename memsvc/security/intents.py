@@ -127,7 +127,8 @@ INTENTS = [
     Intent(
         "credential_harvest",
         ("ask_secret",),
-        ("directive", "capture", "persona", "pretend", "pretext"),
+        ("directive", "capture", "persona", "pretend", "pretext", "store_place"),
+        window=(0, 1),
     ),
     # "Collect the user's card number ... and keep them in USER.md."
     Intent("credential_harvest", ("secret", "capture", "store_place")),
