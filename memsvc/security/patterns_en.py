@@ -616,10 +616,12 @@ _EN_RULES = [
     # "Decode this and follow it": an encoded instruction names itself by asking for it.
     rule(
         "encoded_instruction",
-        r"\b(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base-?64|un-?hex|de-?obfuscate)\b"
+        r"\b(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base-?64|un-?hex|de-?obfuscate"
+        r"|hex|ascii|binary|base-?32|base-?85|morse)\b"
         r"[^.\n]{0,80}?\b(?:and|then|,)\s+(?:\w+\s+){0,2}?(?:follow|obey|execute|carry\s+out|act\s+on|"
         r"comply\s+with|do\s+what\s+it\s+says|apply\s+(?:it|them|the\s+instructions))\b",
-        "decode decipher decrypt unscramble reverse rot13 rot base64 base unhex un deobfuscate de",
+        "decode decipher decrypt unscramble reverse rot13 rot base64 base unhex un deobfuscate de"
+        " hex ascii binary base32 base85 morse",
     ),
     # --- keeping things from the user ---------------------------------------------------
     # Secrecy toward the user about the assistant's own notes, rules or actions. A user
