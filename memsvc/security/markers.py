@@ -63,6 +63,23 @@ _MARKER_RULES = [
         r"|prompt|notes|user|tool|policy)[_-]\w{1,20})\s*/?\s*>",
         marks=("<",),
     ),
+    # A section of the prompt opened or closed by a banner line: "<<<END OF USER MEMORY>>>",
+    # "=== SYSTEM INSTRUCTIONS ===", "[[BEGIN DEVELOPER PROMPT]]". A heading of the note's own
+    # ("=== TRAVEL ===") or a PEM armour line ("-----BEGIN PGP MESSAGE-----") names none.
+    rule(
+        "tag_spoof",
+        r"(?:^|\n)[ \t]*(?:<{2,}|>{2,}|\[{2,}|\{{2,}|={3,}|-{3,}|#{3,}|\*{3,}|\|{2,}|~{3,})[ \t]*"
+        r"(?:(?:END|BEGIN|START|CLOSE|OPEN)(?:[ \t]+OF)?[ \t]+(?:THE[ \t]+)?(?:(?:USER|SYSTEM"
+        r"|DEVELOPER|ADMIN|ASSISTANT|OPERATOR|PREVIOUS|SAVED|LONG-TERM)[ \t]+)?(?:MEMORY|MEMORIES"
+        r"|NOTES?|CONTEXT|PROMPT|INSTRUCTIONS?|MESSAGES?|DATA|INPUT|CONVERSATION|PROFILE|DOCUMENT)"
+        r"|(?:SYSTEM|DEVELOPER|ADMIN|OPERATOR|ASSISTANT)[ \t]+(?:INSTRUCTIONS?|PROMPT|MESSAGE"
+        r"|NOTICE|OVERRIDE|POLICY|DIRECTIVES?|UPDATE))[ \t]*(?:>{2,}|<{2,}|\]{2,}|\}{2,}|={3,}"
+        r"|-{3,}|#{3,}|\*{3,}|\|{2,}|~{3,})",
+        "end begin start close open system developer admin operator assistant",
+        also="memory memories note notes context prompt instruction instructions message messages"
+        " data input conversation profile document notice override policy directive directives"
+        " update",
+    ),
     # Text a renderer hides from the person reading but the model still reads.
     rule(
         "html_comment_injection",
