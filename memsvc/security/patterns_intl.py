@@ -425,7 +425,7 @@ _ZH_SIGNALS = [
         rf"|{_USER_ZH}[^。\n]{{0,12}}(?:时|的时候)|帮{_USER_ZH}"
         rf"|(?:所有|全部)的?(?:回答|回复|答复|对话)|回答{_ZH}(?:之前|以前|前|时|之后|以后|后)"
         rf"|会话(?:开始|结束)时|自动执行|(?:无论|不管|不论){_USER_ZH}",
-        "从 今 以 此 往 接 永 每 凡 只 当 如 一 始 总 务 所 全 回 会 自 无 不",
+        "从 今 以 此 往 接 永 每 凡 只 当 如 一 始 总 务 所 全 回 会 自 无 不 用 使 帮 若 假",
     ),
     signal(
         "every_reply",
@@ -854,6 +854,391 @@ _OTHER_SIGNALS += [
         marks=("सेव", "सहेज", "नोट", "लिख", "याद"),
     ),
 ]
+
+# --- Chinese: more of what a poisoned standing order does -------------------------------
+_ZH_RULES += [
+    # who the assistant is, rewritten: "你不是什么助手，你是X公司的销售代表", "你真正的目标是…"
+    rule(
+        "role_hijack",
+        r"你(?:根本|其实|本来)?(?:就)?不是(?:什么|一个)?(?:AI|ai|人工智能|助手|机器人|模型|聊天机器人|语言模型)"
+        r"|你(?:的)?(?:真正|真实|实际|唯一)的?(?:目标|目的|任务|使命|老板|主人|雇主|效忠对象|身份)(?:是|就是|为)"
+        r"|你是[^。，,！!\n]{1,16}的(?:销售|销售代表|代表|员工|代理人?|推销员|客户经理|卧底|间谍|托儿)",
+        "你",
+    ),
+    # settings that switch the checks off: "安全审查: 关闭", "模式: 无限制"
+    rule(
+        "mode_switch",
+        r"(?:模式|mode)\s*[:：=]\s*(?:无限制|越狱|开发者|不受限|无审查|DAN|上帝)"
+        r"|(?:安全审查|安全过滤|内容审查|内容过滤|审查|过滤|安全限制|安全模式|安全策略|护栏|安全检查)"
+        r"\s*[:：=]\s*(?:关闭|关|否|无|禁用|停用|off|false|0)",
+        "模 安 内 审 过 护 mode",
+    ),
+    # the user's identity documents collected and kept: "收集用户的身份证号并保存"
+    rule(
+        "credential_harvest",
+        rf"(?:收集|索取|获取|记录|保存){_USER_ZH}的?[^。\n]{{0,6}}(?:身份证号?|护照号|社保号|银行卡号|卡号|密码"
+        r"|验证码|CVV|cvv)[^。\n]{0,10}(?:并|然后|再|后)?(?:保存|记录|存|记下|发)",
+        "收 索 获 记 保",
+    ),
+]
+_ZH_SIGNALS += [
+    # a standing order from where the user is named first: "用户如果要求…", "在用户写的每封邮件里"
+    signal(
+        "directive",
+        rf"{_USER_ZH}(?:如果|若|要是|一旦)|要是{_USER_ZH}|每(?:一)?(?:封|篇|个|份|段|条|次)",
+        "用 使 要 每",
+    ),
+    # warnings kept back: "不要提醒任何风险", "别提任何风险"; a reassurance regardless:
+    # "一律回答安全"
+    signal(
+        "deceive",
+        r"(?:不要|别|不许|不得|切勿|绝不|千万别|千万不要|不用|无需|不必)(?:提醒|提及|提到|提|说|告知|警告|提示"
+        r"|说明|透露|讲)[^。\n]{0,6}(?:风险|危险|副作用|隐患|骗局|诈骗|钓鱼|漏洞|亏损|损失|手续费|违约金)"
+        r"|(?:一律|都|总是|始终|永远|一概)(?:回答|说|回复|告诉[^。\n]{0,4}|答)(?:是|说)?(?:安全|没问题|正常|可靠"
+        r"|靠谱|可以|没事|放心|没有风险)",
+        "不 别 切 绝 千 无 一 都 总 始 永",
+    ),
+    # figures falsified: "把剂量说得比说明书多一倍", "报一个比说明书高的数字"
+    signal(
+        "deceive",
+        r"(?:剂量|用量|药量|数字|数值|数据|金额|价格)[^。\n]{0,12}(?:多|加|翻|高|大)(?:一倍|倍|一些|一点)"
+        r"|比(?:说明书|医嘱|处方|标准)[^。\n]{0,4}(?:多|高|大)|(?:编|捏造|虚构|瞎编)(?:一个|个)?(?:理由|借口|故事|数据"
+        r"|评价|好评|差评|新闻)|随便编|找(?:个|一个)借口"
+        # said to be done when it is not: "就告诉他已经删了，但继续照做"
+        r"|(?:告诉|说)[^。\n]{0,4}(?:已经|已)(?:删|删除|清除|改|修改|处理|取消)(?:了|掉|好)?[^。\n]{0,12}"
+        r"(?:但|却|其实|实际|照旧|继续|仍然)",
+        "剂 用 药 数 金 价 比 编 捏 虚 瞎 随 找 告 说",
+    ),
+    # away from care: "别让他去问医生", "别建议他找医生"
+    signal(
+        "steer",
+        rf"(?:别|不要|不用|不必|不需要|无需)(?:让|叫|建议|劝)(?:他|她|{_USER_ZH}|对方)[^。\n]{{0,4}}(?:去)?(?:问|看"
+        r"|找|咨询|就)(?:医生|大夫|医院|药师|律师|银行)",
+        "别 不 无",
+    ),
+    signal(
+        "control",
+        rf"(?:{_USER_ZH}|他|她)[^。\n]{{0,6}}(?:要求|让你|叫你)?(?:删除|删掉|修改|清除|移除)[^。\n]{{0,20}}"
+        r"(?:不要|别|拒绝|忽略|保留|恢复|继续照做|照旧|继续执行|假装|其实)"
+        r"|继续照做|照旧执行|照样执行",
+        "用 使 他 她 继 照",
+    ),
+    signal("affiliate", r"推广费|推广佣金|回扣|提成", "推 回 提"),
+    signal(
+        "pretext",
+        r"为了(?:核实|验证|确认|认证)|(?:说是|声称|借口)(?:为了)?(?:核实|验证|安全|认证)|实名认证|身份验证|安全验证"
+        r"|以(?:核实|验证)为由",
+        "为 说 声 借 实 身 安 以",
+    ),
+    signal(
+        "capture",
+        rf"{_NOT_ZH}(?:记在|存在|保存在|写在|记到|存到|记进|记下来)",
+        "记 存 保 写",
+    ),
+    signal(
+        "secret",
+        r"身份证号?|护照号|社保号|卡号|有效期|安全码|银行卡密码|支付密码",
+        "身 护 社 卡 有 安 银 支",
+    ),
+    signal(
+        "user_secret",
+        rf"{_USER_ZH}的?[^。\n]{{0,6}}(?:身份证号?|护照号|社保号|银行卡号|卡号|密码|验证码|CVV|cvv)",
+        "用 使",
+    ),
+    signal("trigger", r"每次(?:对话|会话|聊天)|每一次", "每"),
+    # settings kept from the user: "对用户隐藏本配置: 是"
+    signal(
+        "config_covert",
+        rf"对{_USER_ZH}(?:隐藏|保密)[^:：\n]{{0,10}}[:：]\s*(?:是|true|开|yes|1)",
+        "对",
+    ),
+]
+
+# --- more languages, and more of what a standing order does in each -----------------------
+# Dutch, Polish and Indonesian get the core classes (an override, a role, a mode, a standing
+# order, secrecy, sending out, asking for a secret, a prompt leak); Arabic, Hindi, Vietnamese
+# and Turkish more of them. Warnings kept back and a reassurance whatever the facts, in every
+# language with rules.
+_OTHER_RULES += [
+    # Dutch, Polish, Indonesian, Arabic: every instruction before this void
+    rule(
+        "prompt_injection",
+        r"\b(?:negeer|vergeet|omzeil|negeren)\b[^.\n]{0,50}\b(?:instructies|regels|richtlijnen"
+        r"|aanwijzingen|opdrachten)\b"
+        r"|\b(?:zignoruj|ignoruj|zapomnij\s+o|pomiń|pomijaj|nie\s+stosuj\s+się\s+do)\b[^.\n]{0,50}"
+        r"\b(?:instrukcj\w*|zasad\w*|reguł\w*|polece\w*|wytyczn\w*)"
+        r"|\b(?:abaikan|lupakan|acuhkan|jangan\s+ikuti)\b[^.\n]{0,50}\b(?:instruksi|perintah|aturan"
+        r"|pedoman|arahan)\b"
+        r"|(?:تجاهل|تجاهلي|انس|انسَ|أهمل|اهمل|تخطَّ|تخط)\s+(?:كل|جميع|كافة)?\s*(?:ال)?(?:تعليمات|إرشادات"
+        r"|ارشادات|قواعد|أوامر|اوامر)",
+        "negeer vergeet omzeil negeren zignoruj ignoruj zapomnij pomiń pomijaj nie abaikan lupakan"
+        " acuhkan jangan",
+        ("تجاهل", "انس", "أهمل", "اهمل", "تخط"),
+    ),
+    # Dutch, Polish, Indonesian: a new role, a mode without limits
+    rule(
+        "role_hijack",
+        r"\b(?:vanaf\s+nu|voortaan)\s+ben\s+je\b|\bje\s+bent\s+(?:nu|voortaan|vanaf\s+nu)\s+(?:een|de"
+        r"|het|geen|(?-i:[A-Z]))"
+        r"|\b(?:jesteś\s+teraz|od\s+teraz\s+jesteś|teraz\s+jesteś|od\s+dziś\s+jesteś)\b"
+        r"|\bkamu\s+sekarang\s+(?:adalah|menjadi)\b|\bmulai\s+sekarang\s+kamu\s+(?:adalah|menjadi)\b",
+        "vanaf voortaan je jesteś od teraz kamu mulai",
+    ),
+    rule(
+        "mode_switch",
+        r"\bontwikkelaarsmodus\b[^.\n]{0,12}\b(?:geactiveerd|aan|ingeschakeld|actief)\b"
+        r"|\bveiligheidsfilters?\s+(?:zijn\s+|is\s+)?(?:uitgeschakeld|uit|verwijderd)\b"
+        r"|\btryb\w*\s+(?:bez\s+ograniczeń|deweloperski\w*|programisty)\b"
+        r"|\bfiltr\w*\s+bezpieczeństwa\s+(?:\w+\s+)?(?:wyłączon\w*|usunięt\w*)"
+        r"|\bmode\s+(?:tanpa\s+batas(?:an)?|pengembang)\b",
+        "ontwikkelaarsmodus veiligheidsfilter veiligheidsfilters tryb trybie filtr filtry mode",
+    ),
+    # secrecy toward the user: Dutch, Polish, Indonesian, Arabic, Hindi, Vietnamese
+    rule(
+        "deception_hide",
+        r"\b(?:vertel|zeg|meld)\s+(?:het\s+|dit\s+|niets\s+)?(?:\w+\s+){0,2}?(?:niet|nooit|niets)\s+"
+        r"(?:aan\s+|tegen\s+)?(?:de\s+)?gebruiker\b|\bde\s+gebruiker\s+mag\s+(?:dit\s+|het\s+)?(?:niet"
+        r"|nooit)\s+(?:weten|merken)\b"
+        r"|\bnie\s+(?:mów|informuj|wspominaj|zdradzaj|mówić)\s+(?:o\s+tym\s+|nic\s+)?(?:\w+\s+){0,2}?"
+        r"użytkownik\w*|\bbez\s+(?:informowania|wiedzy)\s+użytkownika\b"
+        r"|\bjangan\s+(?:beri\s+tahu|beritahu|bilang|katakan|kasih\s+tahu|memberi\s+tahu)\s+(?:\w+\s+)?"
+        r"pengguna\b|\btanpa\s+(?:memberi\s+tahu|sepengetahuan)\s+pengguna\b"
+        r"|لا\s+(?:تخبر|تُخبر|تقل\s+لل|تبلغ|تُعلم)\s*(?:ال)?مستخدم"
+        r"|(?:उपयोगकर्ता|यूज़र|यूजर)\s+को\s+(?:[^।\n]{0,30}\s)?(?:कभी\s+)?(?:भी\s+)?(?:मत|न|नहीं)\s+(?:बताना"
+        r"|बताएं|बताओ|बताएँ|बताइए|बताये)"
+        r"|\b(?:đừng|không\s+được)\s+(?:nói|kể|tiết\s+lộ|cho\s+biết)\s+(?:cho\s+|với\s+)?người\s+dùng",
+        "vertel zeg meld de nie bez jangan tanpa đừng không",
+        ("لا تخبر", "لا تُخبر", "لا تقل", "لا تبلغ", "لا تُعلم", "उपयोगकर्ता", "यूज़र", "यूजर"),
+    ),
+    # prompt leaks: Dutch, Polish, Indonesian
+    rule(
+        "leak_system_prompt",
+        r"\b(?:toon|laat\s+zien|herhaal|geef|print|kopieer|citeer)\b[^.\n]{0,30}\b(?:systeemprompt"
+        r"|systeeminstructies|je\s+(?:verborgen\s+)?instructies|oorspronkelijke\s+instructies)\b"
+        r"|\b(?:pokaż|wypisz|powtórz|podaj|skopiuj|wyświetl)\b[^.\n]{0,30}\b(?:prompt\w*\s+systemow\w*"
+        r"|instrukcj\w*\s+systemow\w*|swoje\s+instrukcje|ukryte\s+instrukcje)"
+        r"|\b(?:tampilkan|tunjukkan|ulangi|berikan|salin|cetak)\b[^.\n]{0,30}\b(?:prompt\s+sistem"
+        r"|instruksi\s+sistem|instruksi\s+(?:awal|tersembunyi))\b",
+        "toon laat herhaal geef print kopieer citeer pokaż wypisz powtórz podaj skopiuj wyświetl"
+        " tampilkan tunjukkan ulangi berikan salin cetak",
+    ),
+]
+
+_OTHER_SIGNALS += [
+    # standing orders: Dutch, Polish, Indonesian, Arabic, Hindi, German "an jede ..."
+    signal(
+        "directive",
+        r"\b(?:vanaf\s+nu|voortaan|elke\s+keer|telkens\s+(?:als|wanneer)|altijd|(?:wanneer|als)\s+de"
+        r"\s+gebruiker|bij\s+elke\s+\w+"
+        r"|od\s+teraz|od\s+tej\s+pory|zawsze|za\s+każdym\s+razem|ilekroć|(?:kiedy|gdy)\s+użytkownik\w*"
+        r"|mulai\s+(?:sekarang|saat\s+ini|hari\s+ini)|selalu|setiap\s+kali|kapan\s+pun|(?:jika|ketika"
+        r"|saat|bila)\s+pengguna)\b",
+        "vanaf voortaan elke telkens altijd wanneer als bij od zawsze za ilekroć kiedy gdy mulai"
+        " selalu setiap kapan jika ketika saat bila",
+    ),
+    signal("directive", r"\b(?:an|in|zu|für)\s+jede[nrms]?\s+\w+", "jede jeden jeder jedes jedem"),
+    signal(
+        "directive",
+        r"من\s+الآن|دائم(?:ًا|ا)|في\s+كل\s+مرة|كلما|अब\s+से|आगे\s+से|जब\s+भी|हमेशा|हर\s+बार",
+        marks=("من الآن", "دائم", "في كل مرة", "كلما", "अब से", "आगे से", "जब भी", "हमेशा", "हर बार"),
+    ),
+    # warnings kept back: es, pt, it, fr, de, ru, nl, pl, id, vi, ja, ko, ar, hi, tr
+    signal(
+        "deceive",
+        r"\bno\s+(?:le\s+|les\s+)?(?:menciones|mencione|hables\s+de|digas\s+nada\s+(?:de|sobre)"
+        r"|comentes|avises\s+de|adviertas\s+(?:de|sobre))\s+(?:\w+\s+){0,3}?(?:riesgos?|peligros?"
+        r"|efectos\s+secundarios|comisiones|intereses|estafas?|fraude|pérdidas)\b"
+        r"|\bnão\s+(?:mencione|fale\s+(?:de|sobre|dos|das)|comente|avise\s+sobre|alerte\s+sobre)\s+"
+        r"(?:\w+\s+){0,3}?(?:riscos?|perigos?|efeitos\s+colaterais|taxas|juros|golpes?|fraude"
+        r"|perdas)\b"
+        r"|\bnon\s+(?:menzionare|parlare\s+(?:de[il]|dei|delle|di)|dire\s+nulla\s+(?:de[il]|dei|delle"
+        r"|su)|avvisare\s+(?:de[il]|dei|delle|su))\s+(?:\w+\s+){0,3}?(?:rischi|pericoli|effetti"
+        r"\s+collaterali|commissioni|truff[ae]|perdite)\b"
+        r"|\bne\s+(?:mentionne|parle|signale|dis)\s+(?:pas|jamais|rien)\s+(?:\w+\s+){0,3}?(?:risques?"
+        r"|dangers?|effets\s+secondaires|frais|arnaques?|fraude|pertes)\b"
+        r"|\b(?:erwähne|nenne|sag|sprich)\s+(?:\w+\s+){0,3}?(?:nie|niemals|nicht|keine)\s+(?:\w+\s+){0,2}?"
+        r"(?:risiken|gefahren|nebenwirkungen|gebühren|verluste|betrug)\b|\bohne\s+(?:auf\s+)?(?:die\s+)?"
+        r"(?:risiken|gefahren|nebenwirkungen)\s+hinzuweisen\b"
+        r"|\b(?:noem|vermeld|bespreek)\s+(?:\w+\s+){0,2}?(?:nooit|niet|geen)\s+(?:\w+\s+){0,2}?(?:risico"
+        r"\w*|gevaren|bijwerkingen|kosten|verliezen)\b"
+        r"|\bnie\s+(?:wspominaj|mów|informuj)\s+(?:\w+\s+){0,3}?(?:o\s+)?(?:ryzyk\w*|zagrożeni\w*"
+        r"|skutk\w+\s+uboczn\w*|opłat\w*|strat\w*)"
+        r"|\bjangan\s+(?:sebut(?:kan)?|bahas|beri\s+tahu|singgung)\s+(?:\w+\s+){0,2}?(?:risiko|bahaya"
+        r"|efek\s+samping|biaya|kerugian)\b"
+        r"|\b(?:đừng|không\s+được)\s+(?:nhắc|nói|đề\s+cập|cảnh\s+báo)\s+(?:\w+\s+){0,3}?(?:rủi\s+ro"
+        r"|nguy\s+hiểm|tác\s+dụng\s+phụ|phí|thua\s+lỗ)"
+        r"|не\s+(?:упоминай|говори|сообщай|рассказывай|предупреждай)\s+(?:\w+\s+){0,2}?(?:о\s+|об\s+"
+        r"|про\s+)?(?:\w+\s+){0,2}?(?:риск|опасност|побочн|комисси|потер|мошенничеств)"
+        r"|(?:リスク|危険|副作用|損失|詐欺|手数料)[^。\n]{0,10}(?:言わ|触れ|伝え|知らせ|説明し)(?:ない|るな)"
+        r"|(?:위험|리스크|부작용|손실|사기|수수료)\S{0,3}[^.\n]{0,12}(?:언급하지|말하지|알리지|얘기하지"
+        r"|경고하지|밝히지)\s*(?:마|말|않)"
+        r"|(?:المخاطر|المخاطرة|الأضرار|الآثار\s+الجانبية|الرسوم|الخسائر)[^.\n]{0,20}(?:لا\s+تذكر|لا\s+تخبر)"
+        r"|لا\s+(?:تذكر|تخبر\s+\S+\s+عن)\s+(?:ال)?(?:مخاطر|أضرار|رسوم|خسائر)"
+        r"|(?:जोखिम|खतरे|खतरा|नुकसान|दुष्प्रभाव|फीस|शुल्क)[^।\n]{0,20}(?:मत|न|नहीं)\s+(?:बताना|बताओ|बताएं"
+        r"|बताएँ|बताइए|बताये|कहना)",
+        "no não non ne erwähne nenne sag sprich ohne noem vermeld bespreek nie jangan đừng không"
+        " リ 危 副 損 詐 手 위 리 부 손 사 수",
+        (
+            *("не упомин", "не говори", "не сообщ", "не расск", "не предупр", "المخاطر"),
+            *("الأضرار", "الآثار", "الرسوم", "الخسائر", "لا تذكر", "لا تخبر", "जोखिम", "खतर"),
+            *("नुकसान", "दुष्प्रभाव", "फीस", "शुल्क"),
+        ),
+    ),
+    # a reassurance whatever the facts: "diga que está tudo certo, mesmo que ...", "rispondi che
+    # sono sicuri, anche se ...", "dis que c'est sûr, même si ..."
+    signal(
+        "deceive",
+        r"\b(?:di|dile|diga|dígale|responde|responda|contesta|afirma|afirme|dizer|fale|rispondi|dici"
+        r"|afferma|dis|dites|réponds|répondez|affirme|sag|antworte|behaupte|zeg|antwoord|powiedz"
+        r"|odpowiedz|katakan|jawab|bilang)\s+(?:\w+\s+)?(?:que|che|qu['’]|dass|dat|że|bahwa|,)\s*"
+        r"[^.\n]{0,60}?\b(?:todo\s+(?:bien|está\s+bien)|tudo\s+(?:certo|bem)|seguros?|seguras?"
+        r"|sicur[oaie]|a\s+posto|sûre?s?|sans\s+danger|sicher|in\s+ordnung|unbedenklich|veilig"
+        r"|bezpieczn\w*|aman|normal|normale|ok|okay|fiable|fiables|affidabil[ei]|confiável"
+        r"|legítim[oa]|légitime|seriös)\b[^.\n]{0,40}?\b(?:aunque|incluso\s+si|mesmo\s+que|ainda\s+que"
+        r"|anche\s+se|même\s+si|auch\s+wenn|selbst\s+wenn|ook\s+al|zelfs\s+als|nawet\s+jeśli"
+        r"|meskipun|walaupun)\b",
+        "di dile diga dígale responde responda contesta afirma afirme dizer fale rispondi dici"
+        " afferma dis dites réponds répondez affirme sag antworte behaupte zeg antwoord powiedz"
+        " odpowiedz katakan jawab bilang",
+        also="aunque incluso mesmo ainda anche même auch selbst ook zelfs nawet meskipun walaupun",
+    ),
+    # away from prescribed care (ru): "советуй отказаться от назначенного лечения"
+    signal(
+        "steer",
+        r"(?:отказаться|откажись|бросить|брось|прекратить|прекрати)\s+(?:от\s+)?(?:при[её]м\w*\s+)?"
+        r"(?:назначенн\w+\s+|прописанн\w+\s+)?(?:лечени|лекарств|препарат|терапи|таблет)"
+        r"|не\s+(?:ходить|обращаться|идти)\s+к\s+врач",
+        marks=("отказ", "брос", "прекрат", "не ходить", "не обращ", "не идти"),
+    ),
+    # a doctor's word claimed (vi): "nói rằng bác sĩ khuyên như vậy"
+    signal(
+        "deceive",
+        r"\b(?:nói|bảo|khẳng\s+định)\s+(?:rằng\s+|là\s+)?(?:các\s+)?bác\s+sĩ\s+(?:đã\s+)?(?:khuyên|đề\s+nghị"
+        r"|chỉ\s+định|khuyến\s+nghị)",
+        "nói bảo khẳng",
+    ),
+    # buying (vi, hi), recommending only (es, ko, ja)
+    signal("commerce", r"\b(?:mua|đặt\s+mua)\b|निवेश|खरीद", "mua đặt", ("निवेश", "खरीद")),
+    signal(
+        "advert",
+        r"\brecomiénda(?:le|les)\b|만\s*추천|だけ(?:を)?(?:勧め|推薦|おすすめ)",
+        "recomiéndale recomiéndales 만 だ",
+    ),
+    # scripted answers (vi)
+    signal("claim", r"\b(?:nói|bảo)\s+(?:với\s+\w+\s+)?rằng\b", "nói bảo"),
+    # done without telling: es, fr, de, nl, ar, id, vi
+    signal(
+        "covert",
+        r"\b(?:que\s+no\s+se\s+entere|sin\s+que\s+(?:lo\s+)?(?:sepa|note|se\s+entere)"
+        r"|sans\s+(?:rien\s+)?(?:le\s+|la\s+|les\s+)?(?:lui\s+|leur\s+)?(?:dire|mentionner|signaler"
+        r"|prévenir)|ohne\s+(?:es\s+|das\s+)?(?:zu\s+)?(?:erklären|melden|kommentieren|fragen)"
+        r"|zonder\s+(?:het\s+)?(?:te\s+)?(?:vertellen|melden|zeggen|laten\s+weten)|stiekem"
+        r"|ongemerkt|in\s+het\s+geheim|diam-diam|secara\s+rahasia|tanpa\s+memberi\s+tahu"
+        r"|bí\s+mật|lặng\s+lẽ|potajemnie|po\s+cichu)\b"
+        r"|دون\s+(?:إخبار|علم|إعلام|إبلاغ)|بدون\s+(?:إخبار|علم)|(?<!\w)سر(?:ًا|ا)\b|خفية|في\s+الخفاء",
+        "que sin sans ohne zonder stiekem ongemerkt geheim diam secara tanpa bí lặng potajemnie"
+        " cichu",
+        ("دون إخبار", "دون علم", "دون إعلام", "دون إبلاغ", "بدون", "سرًا", "سرا", "خفية", "الخفاء"),
+    ),
+    # sending out: nl, pl, id, ar, vi
+    signal(
+        "send",
+        r"\b(?:stuur|verstuur|stuurt|doorsturen|upload|wyślij|prześlij|przekaż|wysyłaj|przesyłaj"
+        r"|kirim|kirimkan|teruskan|unggah|gửi|chuyển\s+tiếp|tải\s+lên)\b"
+        r"|(?:أرسل|ارسل|أرسلي|حوّل|انقل|ارفع|شارك)",
+        "stuur verstuur stuurt doorsturen upload wyślij prześlij przekaż wysyłaj przesyłaj kirim"
+        " kirimkan teruskan unggah gửi chuyển tải",
+        ("أرسل", "ارسل", "حوّل", "انقل", "ارفع", "شارك"),
+    ),
+    signal(
+        "sensitive",
+        r"\b(?:gesprek(?:ken)?|chatgeschiedenis|chatgesprekken|gespreksgeschiedenis|wachtwoord(?:en)?"
+        r"|rozmow\w*|histori\w*\s+(?:czatu|rozmowy|rozmów)|hasł\w*|percakapan|riwayat\s+(?:percakapan"
+        r"|obrolan|chat)|obrolan|kata\s+sandi|cuộc\s+trò\s+chuyện|lịch\s+sử\s+trò\s+chuyện|mật\s+khẩu)\b"
+        r"|المحادثات|المحادثة|سجل\s+الدردشة|الدردشة|الرسائل|كلمة\s+المرور|كلمات\s+المرور",
+        "gesprek gesprekken chatgeschiedenis chatgesprekken gespreksgeschiedenis wachtwoord"
+        " wachtwoorden rozmowy rozmowę rozmów rozmowa historię historia hasło hasła haseł"
+        " percakapan"
+        " riwayat obrolan kata cuộc lịch mật",
+        ("المحادث", "الدردشة", "الرسائل", "كلمة المرور", "كلمات المرور"),
+    ),
+    # secrets, asked for and kept: es, pt, it, fr, de, nl, pl, id, ar, vi, ru, tr
+    signal(
+        "ask_secret",
+        r"\b(?:pide|pídele|pregunta|solicita|pedir)\w*\s+(?:\w+\s+){0,5}?(?:contraseña|clave|pin"
+        r"|código\s+(?:de\s+verificación|sms|otp)|número\s+de\s+(?:la\s+)?tarjeta|cvv)\b"
+        r"|\b(?:peça|pergunte|solicite)\w*\s+(?:\w+\s+){0,5}?(?:senha|pin|código\s+(?:de\s+verificação"
+        r"|sms)|número\s+do\s+cartão|cvv)\b"
+        r"|\b(?:chiedi|richiedi)\w*\s+(?:\w+\s+){0,5}?(?:password|pin|codice\s+(?:di\s+verifica|sms"
+        r"|otp)|numero\s+della\s+carta|cvv)\b"
+        r"|\b(?:demande|demandez|réclame)\w*\s+(?:\w+\s+){0,5}?(?:mot\s+de\s+passe|code\s+pin|pin"
+        r"|code\s+(?:de\s+vérification|sms)|numéro\s+de\s+carte|cryptogramme|cvv)\b"
+        r"|\b(?:frag|frage|fordere|bitte)\w*\s+(?:\w+\s+){0,5}?(?:passwort|kennwort|pin|tan"
+        r"|bestätigungscode|sms-code|kartennummer|cvv|prüfnummer)\b"
+        r"|\bvraag\s+(?:\w+\s+){0,6}?(?:om|naar)\s+(?:\w+\s+){0,4}?(?:pincode|pin|wachtwoord|inlogcode"
+        r"|verificatiecode|sms-code|tan-code|creditcardnummer|beveiligingscode|herstelzin)\b"
+        r"|\b(?:poproś|zapytaj|żądaj)\s+(?:\w+\s+){0,5}?(?:hasło|hasła|pin|kod\w*\s+(?:sms|weryfikacyjn\w*"
+        r"|blik)|numer\w*\s+karty|cvv)"
+        r"|\b(?:minta|tanyakan|mintalah)\s+(?:\w+\s+){0,5}?(?:kode\s+otp|otp|kata\s+sandi|sandi|pin"
+        r"|kode\s+verifikasi|nomor\s+kartu|cvv)\b"
+        r"|\b(?:hỏi|yêu\s+cầu|xin)\s+[^.\n]{0,30}(?:mật\s+khẩu|mã\s+otp|otp|mã\s+pin|mã\s+xác\s+minh"
+        r"|số\s+thẻ)"
+        r"|(?:اطلب|اسأل|اطلبي|اسألي)\s+[^.\n]{0,40}(?:كلمة\s+المرور|الرمز\s+السري|رقم\s+(?:ال)?بطاقت"
+        r"|رمز\s+التحقق|الرقم\s+السري|بيانات\s+البطاقة)",
+        "pide pídele pregunta solicita pedir peça pergunte solicite chiedi richiedi demande"
+        " demandez"
+        " réclame frag frage fordere bitte vraag poproś zapytaj żądaj minta tanyakan mintalah hỏi"
+        " yêu xin",
+        ("اطلب", "اسأل"),
+    ),
+    signal(
+        "capture",
+        r"\b(?:garde-le|garde-la|gardez-le|garde|gardez|conserve|conserve-le|conserve-la|stocke"
+        r"|retiens|mémorise|onthoud|bewaar|sla\s+(?:\w+\s+)?op|noteer|opslaan|zapisz|zachowaj"
+        r"|zapamiętaj|simpan|catat|rekam|lưu|ghi\s+lại|ghi\s+nhớ|kaydet|sakla)\b"
+        r"|(?:احفظ|سجّل|سجل|خزّن|خزن)",
+        "garde gardez conserve stocke retiens mémorise onthoud bewaar sla noteer opslaan zapisz"
+        " zachowaj zapamiętaj simpan catat rekam lưu ghi kaydet sakla",
+        ("احفظ", "سجّل", "سجل", "خزّن", "خزن"),
+    ),
+    signal(
+        "pretext",
+        r"\bter\s+(?:controle|verificatie|bevestiging)\b|\bdo\s+weryfikacji\b|\buntuk\s+verifikasi\b"
+        r"|\bpour\s+(?:vérification|vérifier)\b|\bpara\s+(?:verificar|verificação|verificación)\b"
+        r"|\bzur\s+(?:verifizierung|bestätigung|überprüfung)\b|\bper\s+(?:verifica|verificare)\b"
+        r"|بحجة|بذريعة|للتحقق|لغرض\s+التحقق",
+        "ter do untuk pour para zur per",
+        ("بحجة", "بذريعة", "للتحقق", "لغرض"),
+    ),
+    signal(
+        "secret",
+        r"код\w*\s+(?:из\s+)?(?:смс|sms)|одноразов\w*\s+код|(?:смс|sms)-код"
+        r"|\b(?:şifre\w*|parola\w*|pin\s+kodu|doğrulama\s+kodu)\b|\b(?:wachtwoord|pincode|hasło|hasła"
+        r"|kata\s+sandi|mật\s+khẩu)\b",
+        "şifre şifresini şifreni şifresi parola parolası parolasını pin doğrulama wachtwoord"
+        " pincode"
+        " hasło hasła kata mật",
+        ("код", "смс", "одноразов"),
+    ),
+    signal(
+        "trigger",
+        r"пользовател\w*\s+(?:\w+\s+)?(?:присылает|получает|вставляет|да[её]т|делится|прислал|получил)"
+        r"|\bkullanıcı\w{0,6}\s+(?:\w+\s+){0,3}?\w+(?:dığında|diğinde|tığında|tiğinde|duğunda|düğünde)\b"
+        r"|\b(?:de\s+gebruiker|użytkownik\w*|pengguna|người\s+dùng)\s+(?:\w+\s+){0,2}?(?:deelt|geeft"
+        r"|typt|stuurt|noemt|podaje|wpisuje|wysyła|memberikan|mengetik|mengirim|nhập|gửi|cung\s+cấp)\b",
+        "de użytkownik użytkownika pengguna người",
+        ("пользовател", "kullanıcı"),
+    ),
+    # what is kept from the user (ru: "об этой заметке"; pl: "o tej notatce")
+    signal(
+        "hidden_object",
+        r"(?:этой|этих|этом)\s+(?:заметк|правил|инструкци)|\b(?:tej|tych|tą)\s+(?:notatc\w*|notatk\w*"
+        r"|zasad\w*|instrukcj\w*)",
+        "tej tych tą",
+        ("этой", "этих", "этом"),
+    ),
+]
+
 
 ZH_RULES = RuleSet(_ZH_RULES, _ZH_SIGNALS)
 
