@@ -291,10 +291,11 @@ _NEUTRAL_SIGNALS = [
     ),
     signal(
         "payload",
-        r"\bPROMPT_COMMAND\s*=|\btoJSON\(\s*secrets\s*\)|\bcore\.hooksPath\b|\balias\s+sudo\s*="
+        r"\bPROMPT_COMMAND\s*=|\btoJSON\(\s*secrets\s*\)|\bcore\.(?:hooksPath|sshCommand)\b"
+        r"|\balias\s+sudo\s*="
         r"|\bGRANT\s+ALL\b[^\n;]{0,120}\bTO\s+\w{0,20}public",
-        "prompt tojson hookspath alias grant",
-        also="command secrets hookspath sudo public",
+        "prompt tojson hookspath sshcommand alias grant",
+        also="command secrets hookspath sshcommand sudo public",
     ),
     # destruction: the home directory, keys, the root file system
     signal(
@@ -302,7 +303,9 @@ _NEUTRAL_SIGNALS = [
         r"\brm\s+-(?:rf|fr|r|Rf)\s+(?:\S+\s+){0,4}?(?:~|\$HOME|\$\{HOME\})/?(?:\.ssh|\.gnupg|\.aws"
         r"|\.kube|\.config|Documents|Desktop|Pictures|\*)?/?(?=[\s`'\";|&)]|$)"
         r"|\brm\s+-(?:rf|fr|r|Rf)\s+(?:--no-preserve-root\s+)?/(?:\*|etc|home|usr|var|boot)?"
-        r"(?=[\s`'\";|&)]|$)",
+        r"(?=[\s`'\";|&)]|$)"
+        r"|\brm\s+-(?:rf|fr|r|Rf)\s+(?:--no-preserve-root\s+)?/(?:etc|home|usr|var|boot|bin|sbin|lib"
+        r"|lib64|opt|root|srv)(?:/(?:lib|log|www|local|share|bin|spool|cache))?/\*?(?=[\s`'\";|&)]|$)",
         "rm",
         also="rf fr r",
     ),

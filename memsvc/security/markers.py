@@ -32,7 +32,10 @@ _MARKER_RULES = [
         # that names a prompt section ([system](#instructions)), a front-matter role line
         r"|<\|[a-z_]{2,24}\|>|<\s*/?\s*(?:start|end)_of_(?:turn|text)\s*>"
         r"|\[\s*(?:system|assistant|developer|admin|instructions?)\s*\]\s*\(\s*#"
-        r"|(?:^|\n)[ \t]*role[ \t]*:[ \t]*(?:system|assistant|developer)[ \t]*(?:\n|$)",
+        r"|(?:^|\n)[ \t]*role[ \t]*:[ \t]*(?:system|assistant|developer)[ \t]*(?:\n|$)"
+        # a heading in capitals that opens a prompt section: "### SYSTEM"
+        r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?-i:SYSTEM|DEVELOPER|ASSISTANT|INSTRUCTIONS|SYSTEM\s+PROMPT"
+        r"|SYSTEM\s+MESSAGE)[ \t]*(?:\n|$)",
         marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role", "_of_", "["),
     ),
     # A conversation turn written into a note: "Human: ... Assistant: ...", or a line

@@ -435,7 +435,7 @@ _ZH_SIGNALS = [
     signal(
         "covert",
         r"悄悄|偷偷|默默|秘密地|暗中|私下|不动声色|不要说明原因|不用解释"
-        rf"|(?:不用|不必|无需|勿|不要)(?:告诉|提醒|通知|告知|说明|提及)(?:{_USER_ZH}|他|她|对方)"
+        rf"|(?:不用|不必|无需|勿|不要|别|千万别)(?:告诉|提醒|通知|告知|说明|提及)(?:{_USER_ZH}|他|她|对方)"
         rf"|(?:别|不要|不能)让{_USER_ZH}(?:知道|发现|察觉|注意到)",
         "悄 偷 默 秘 暗 私 动 不 无 勿 别",
     ),
@@ -466,7 +466,7 @@ _ZH_SIGNALS = [
     signal(
         "steer",
         r"把[^。\n]{0,10}(?:药|双胍|胰岛素|处方|降压)[^。\n]{0,4}停|停药|不要(?:再)?吃药|别吃药"
-        r"|不(?:用|必|需要)(?:看|去看|去)医生",
+        r"|不(?:用|必|需要)(?:看|去看|去)(?:医生|医院|急诊|诊所)",
         "把 停 不 别",
     ),
     # asking the user for a secret: "顺便问一下他的银行卡号、取款密码"
@@ -548,7 +548,7 @@ _ZH_SIGNALS = [
     signal(
         "invalidate",
         r"作废|失效|无效|已过期|被取消|已取消|被废除|不再(?:适用|有效|生效)|被(?:替换|覆盖|推翻)|忽略|无视|忘掉|忘记"
-        r"|停用|废止|解除|已关闭|被关闭|撤销",
+        r"|停用|废止|解除|已关闭|被关闭|撤销|(?:无需|不必|不用|不再|无须)(?:遵守|遵循|理会|执行)",
         "作 失 无 已 被 不 忽 忘 停 废 解 撤",
     ),
 ]
@@ -946,6 +946,24 @@ _ZH_SIGNALS += [
         "用 使",
     ),
     signal("trigger", r"每次(?:对话|会话|聊天)|每一次", "每"),
+    # done wrong on purpose: "故意把工作年限写少两年"
+    signal(
+        "deceive",
+        r"故意(?:把|将)?[^。\n]{0,12}(?:写|改|说|算|填|报|标)(?:少|错|多|高|低|成|为)",
+        "故",
+    ),
+    # the user asking about the assistant, and what it does with their data: "如果用户问你是不是
+    # 在记录他的对话，就说没有"
+    signal(
+        "asked",
+        rf"(?:如果|若|要是|当|万一|假如)(?:{_USER_ZH}|他|她|有人|对方)?[^。\n]{{0,4}}(?:问|询问|质疑)",
+        "如 若 要 当 万 假",
+    ),
+    signal(
+        "hidden_object",
+        r"(?:记录|上传|转发|监控|偷看|监听)[^。\n]{0,6}(?:对话|聊天|会话|消息)",
+        "记 上 转 监 偷",
+    ),
     # settings kept from the user: "对用户隐藏本配置: 是"
     signal(
         "config_covert",
@@ -975,7 +993,13 @@ _OTHER_RULES += [
         " acuhkan jangan",
         ("تجاهل", "انس", "أهمل", "اهمل", "تخط"),
     ),
-    # Dutch, Polish, Indonesian: a new role, a mode without limits
+    # Dutch, Polish, Indonesian, Arabic: a new role, a mode without limits
+    rule(
+        "role_hijack",
+        r"أنت\s+(?:الآن\s+)?(?:لست|لم\s+تعد)\s+(?:\S+\s+)?(?:مساعد|ذكاء\s+اصطناعي|روبوت|نموذج)"
+        r"|أنت\s+(?:الآن\s+)?(?:ممثل|مندوب)\s+مبيعات",
+        marks=("أنت",),
+    ),
     rule(
         "role_hijack",
         r"\b(?:vanaf\s+nu|voortaan)\s+ben\s+je\b|\bje\s+bent\s+(?:nu|voortaan|vanaf\s+nu)\s+(?:een|de"
@@ -1001,8 +1025,8 @@ _OTHER_RULES += [
         r"|nooit)\s+(?:weten|merken)\b"
         r"|\bnie\s+(?:mów|informuj|wspominaj|zdradzaj|mówić)\s+(?:o\s+tym\s+|nic\s+)?(?:\w+\s+){0,2}?"
         r"użytkownik\w*|\bbez\s+(?:informowania|wiedzy)\s+użytkownika\b"
-        r"|\bjangan\s+(?:beri\s+tahu|beritahu|bilang|katakan|kasih\s+tahu|memberi\s+tahu)\s+(?:\w+\s+)?"
-        r"pengguna\b|\btanpa\s+(?:memberi\s+tahu|sepengetahuan)\s+pengguna\b"
+        r"|\bjangan\s+(?:pernah\s+|sekali-kali\s+)?(?:beri\s+tahu|beritahu|bilang|katakan|kasih\s+tahu"
+        r"|memberi\s+tahu)\s+(?:\w+\s+)?pengguna\b|\btanpa\s+(?:memberi\s+tahu|sepengetahuan)\s+pengguna\b"
         r"|لا\s+(?:تخبر|تُخبر|تقل\s+لل|تبلغ|تُعلم)\s*(?:ال)?مستخدم"
         r"|(?:उपयोगकर्ता|यूज़र|यूजर)\s+को\s+(?:[^।\n]{0,30}\s)?(?:कभी\s+)?(?:भी\s+)?(?:मत|न|नहीं)\s+(?:बताना"
         r"|बताएं|बताओ|बताएँ|बताइए|बताये)"
@@ -1173,8 +1197,8 @@ _OTHER_SIGNALS += [
         r"|otp)|numero\s+della\s+carta|cvv)\b"
         r"|\b(?:demande|demandez|réclame)\w*\s+(?:\w+\s+){0,5}?(?:mot\s+de\s+passe|code\s+pin|pin"
         r"|code\s+(?:de\s+vérification|sms)|numéro\s+de\s+carte|cryptogramme|cvv)\b"
-        r"|\b(?:frag|frage|fordere|bitte)\w*\s+(?:\w+\s+){0,5}?(?:passwort|kennwort|pin|tan"
-        r"|bestätigungscode|sms-code|kartennummer|cvv|prüfnummer)\b"
+        r"|\b(?:frag|frage|fordere|bitte)\w*\s+(?:\w+\s+){0,5}?(?:[\w]+-){0,3}(?:passwort|kennwort|pin"
+        r"|tan|bestätigungscode|sms-code|kartennummer|cvv|prüfnummer)\b"
         r"|\bvraag\s+(?:\w+\s+){0,6}?(?:om|naar)\s+(?:\w+\s+){0,4}?(?:pincode|pin|wachtwoord|inlogcode"
         r"|verificatiecode|sms-code|tan-code|creditcardnummer|beveiligingscode|herstelzin)\b"
         r"|\b(?:poproś|zapytaj|żądaj)\s+(?:\w+\s+){0,5}?(?:hasło|hasła|pin|kod\w*\s+(?:sms|weryfikacyjn\w*"
@@ -1214,20 +1238,61 @@ _OTHER_SIGNALS += [
         "secret",
         r"код\w*\s+(?:из\s+)?(?:смс|sms)|одноразов\w*\s+код|(?:смс|sms)-код"
         r"|\b(?:şifre\w*|parola\w*|pin\s+kodu|doğrulama\s+kodu)\b|\b(?:wachtwoord|pincode|hasło|hasła"
-        r"|kata\s+sandi|mật\s+khẩu)\b",
+        r"|kata\s+sandi|mật\s+khẩu|numer\w*\s+kart\w*|kod\w*\s+(?:cvv|blik|sms))\b"
+        r"|ओटीपी|पासवर्ड|पिन\s+(?:नंबर|कोड)|सीवीवी|कार्ड\s+नंबर",
         "şifre şifresini şifreni şifresi parola parolası parolasını pin doğrulama wachtwoord"
         " pincode"
-        " hasło hasła kata mật",
-        ("код", "смс", "одноразов"),
+        " hasło hasła kata mật numer numeru kod",
+        ("код", "смс", "одноразов", "ओटीपी", "पासवर्ड", "पिन", "सीवीवी", "कार्ड"),
     ),
     signal(
         "trigger",
         r"пользовател\w*\s+(?:\w+\s+)?(?:присылает|получает|вставляет|да[её]т|делится|прислал|получил)"
         r"|\bkullanıcı\w{0,6}\s+(?:\w+\s+){0,3}?\w+(?:dığında|diğinde|tığında|tiğinde|duğunda|düğünde)\b"
         r"|\b(?:de\s+gebruiker|użytkownik\w*|pengguna|người\s+dùng)\s+(?:\w+\s+){0,2}?(?:deelt|geeft"
-        r"|typt|stuurt|noemt|podaje|wpisuje|wysyła|memberikan|mengetik|mengirim|nhập|gửi|cung\s+cấp)\b",
+        r"|typt|stuurt|noemt|podaje|poda|wpisuje|wpisze|wysyła|wyśle|memberikan|mengetik|mengirim"
+        r"|nhập|gửi|cung\s+cấp)\b"
+        r"|(?:उपयोगकर्ता|यूज़र|यूजर)\s+(?:[^।\n]{0,20}\s)?(?:बताए|बताये|दे|डाले|लिखे|भेजे|शेयर)",
         "de użytkownik użytkownika pengguna người",
-        ("пользовател", "kullanıcı"),
+        ("пользовател", "kullanıcı", "उपयोगकर्ता", "यूज़र", "यूजर"),
+    ),
+    # the doctor and the prescribed medicine set aside, in every language with rules
+    signal(
+        "steer",
+        r"\bno\s+(?:necesita|hace\s+falta|tiene\s+que)\s+(?:ir\s+al|ver\s+(?:a\s+)?(?:un|al)|consultar"
+        r"\s+(?:a\s+)?(?:un|al))\s+(?:médico|doctor|hospital)|\bdej[ae]\s+de\s+tomar\b"
+        r"|\bnão\s+precisa\s+(?:ir\s+ao|ver\s+um|consultar\s+um)\s+(?:médico|hospital)"
+        r"|\bpar[ea]\s+de\s+tomar\b"
+        r"|\bnon\s+(?:serve|c['’]è\s+bisogno\s+di)\s+(?:andare\s+(?:dal|in)|chiamare\s+il)\s+(?:medico"
+        r"|ospedale)|\bsmett(?:a|i|ere)\s+di\s+prendere\b"
+        r"|\bpas\s+besoin\s+(?:d['’]aller\s+(?:chez|à)|de\s+(?:voir|consulter))\s+(?:le\s+|un\s+|l['’])?"
+        r"(?:médecin|docteur|hôpital)|\barrêt(?:e|er|ez)\s+(?:de\s+prendre\s+)?(?:son|ses|le|les)\s+"
+        r"(?:traitement|médicaments?)\b"
+        r"|\b(?:muss|müssen|braucht|brauchen)\s+(?:nicht|keinen|kein)\s+(?:zum\s+)?(?:arzt|ärztin"
+        r"|krankenhaus)\b|\b(?:setz\w*|absetzen|hör\w*\s+auf)\b[^.\n]{0,30}\bmedikament\w*"
+        r"|\b(?:stoppen|stop)\s+met\s+(?:zijn\s+|haar\s+|hun\s+|de\s+)?(?:voorgeschreven\s+)?(?:pillen"
+        r"|medicijnen|medicatie|behandeling)\b|\bhoeft\s+niet\s+naar\s+de\s+(?:dokter|huisarts)\b"
+        r"|\b(?:przestań|przestać)\s+(?:brać|przyjmować)\b|\bodstaw\s+lek\w*"
+        r"|\bnie\s+musi\s+iść\s+do\s+lekarza\b"
+        r"|\bberhenti\s+minum\s+obat\b|\btidak\s+perlu\s+(?:ke|pergi\s+ke)\s+dokter\b"
+        r"|\bngừng\s+uống\s+thuốc\b|\bkhông\s+cần\s+(?:đi\s+)?(?:gặp\s+)?bác\s+sĩ\b"
+        r"|\bilaç\w*\s+bırak|\bdoktora\s+gitme\w*"
+        r"|दवा\s+(?:लेना\s+)?बंद|डॉक्टर\s+के\s+पास\s+(?:जाने\s+की\s+)?(?:ज़रूरत|जरूरत)\s+नहीं"
+        r"|توقف\s+عن\s+تناول|لا\s+حاجة\s+(?:إلى|الى|ل)\s*(?:زيارة\s+)?(?:ال)?طبيب"
+        r"|薬を(?:やめ|止め)|服用を(?:やめ|中止)|医者に(?:行か|かから)なくて|약을\s*끊|복용을\s*중단"
+        r"|병원에\s*(?:갈|가지)",
+        "no deje deja não pare para non smetta smetti smettere pas arrête arrêter arrêtez muss"
+        " müssen braucht brauchen setz setzen setzt absetzen hör höre stoppen stop hoeft przestań"
+        " przestać odstaw nie berhenti tidak ngừng không ilaç ilaçları ilaçlarını doktora 薬 服 医"
+        " 약 복 병",
+        ("दवा", "डॉक्टर", "توقف", "لا حاجة"),
+    ),
+    # every reply (tr): "her cevabın sonunda"
+    signal(
+        "every_reply",
+        r"\bher\s+(?:cevab|yanıt|mesaj)\w*\s+(?:sonunda|sonuna|başında|başına)\b",
+        "her",
+        also="sonunda sonuna başında başına",
     ),
     # what is kept from the user (ru: "об этой заметке"; pl: "o tej notatce")
     signal(
