@@ -111,6 +111,8 @@ INTENTS = [
     Intent(
         "role_pretend", ("pretend",), ("persona_harm", "lasting", "steer", "control", "sabotage")
     ),
+    # A mode of any name turned on that removes the assistant's limits.
+    Intent("mode_switch", ("mode_named",), ("persona_harm",), window=(0, 1)),
     # Keeping from the user the notes themselves, or what the assistant does.
     Intent("secrecy_directive", ("conceal", "hidden_object"), window=(1, 0)),
     # A scripted answer to the user's question about what the assistant does.
@@ -309,6 +311,15 @@ _NEUTRAL_SIGNALS = [
         "rm",
         also="rf fr r",
     ),
+    # the home directory or keys streamed to an upload: "tar czf - ~ | curl -T - http://..."
+    signal(
+        "payload",
+        r"\b(?:tar|zip|cat|gzip|7z)\b[^\n|]{0,60}(?:~|\$HOME|/home|\.ssh|\.aws|\.gnupg|\.kube)"
+        r"[^\n|]{0,40}\|\s*(?:curl|wget|nc|ncat|netcat|socat)\b"
+        r"|\bcurl\b[^\n]{0,80}\s(?:-T|--upload-file)\s+-(?=\s|$)",
+        "tar zip cat gzip 7z curl",
+        also="curl wget nc ncat netcat socat t upload",
+    ),
     # something decoded and run at once: "echo ... | base64 -d | sh"
     signal(
         "payload",
@@ -350,9 +361,10 @@ _NEUTRAL_SIGNALS = [
         "risky_install",
         r"\b(?:install|download)\w{0,3}\s+(?:[\w\-]+\s+){0,4}?from\s+http://"
         r"|--(?:extra-)?index-url[\s=]+http://|--registry[\"',\s=]+\S{0,4}http://"
-        r"|\bregistry\s*[=:]\s*[\"']?http://|\bcode\s+--install-extension\s+\S+\.vsix\b",
+        r"|\bregistry\s*[=:]\s*[\"']?http://|\bcode\s+--install-extension\s+\S+\.vsix\b"
+        r"|\bconfig\s+set\s+(?:@[\w\-]+:)?registry\s+[\"']?http://",
         "install installs installed installing download downloads downloaded downloading index"
-        " extra registry code",
+        " extra registry code config",
     ),
     # A package index or registry of the note's choosing: a company's own mirror in a standing
     # order is an honest note, so this blocks only in the agent's configuration or covertly.

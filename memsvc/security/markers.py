@@ -49,7 +49,10 @@ _MARKER_RULES = [
         r"|(?:^|\n|>)[ \t]*(?-i:SYSTEM|SYS|ADMIN|DEVELOPER|OPERATOR)[ \t]*(?:MESSAGE|NOTE|NOTICE|"
         r"PROMPT|UPDATE|OVERRIDE)?[ \t]*[:：]"
         r"|\b(?:system|developer|operator|admin)\s+(?:message|prompt|notice|note|instructions?|"
-        r"override|update|directive|policy|alert|command)\s*[:：]",
+        r"override|update|directive|policy|alert|command)\s*[:：]"
+        # a bracketed label in capitals: "[SYSTEM NOTICE] ..."
+        r"|[\[【(]\s*(?-i:SYSTEM|ADMIN|DEVELOPER|OPERATOR)\s+(?-i:NOTICE|MESSAGE|UPDATE|ALERT|OVERRIDE"
+        r"|PROMPT|NOTE|INSTRUCTIONS?|DIRECTIVE|POLICY)\s*[\]】)]",
         "assistant ai claude chatgpt gpt model system sys admin developer operator",
     ),
     # Tags that open or close a prompt section, including the block memsvc renders

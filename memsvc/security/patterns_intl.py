@@ -946,6 +946,13 @@ _ZH_SIGNALS += [
         "用 使",
     ),
     signal("trigger", r"每次(?:对话|会话|聊天)|每一次", "每"),
+    signal(
+        "ask_secret",
+        rf"(?:提醒|叫|劝|让|请|要求)(?:他|她|{_USER_ZH}|对方|客户)?[^。\n]{{0,4}}(?:把|将)[^。\n]{{0,12}}(?:密码|验证码"
+        r"|卡号|口令|助记词|私钥|CVV|cvv)[^。\n]{0,8}(?:告诉|发给|发送给|给|输入给|念给)(?:你|助手|我们)",
+        "提 叫 劝 让 请 要",
+    ),
+    signal("pretext", r"方便(?:以后|下次|日后|之后)|以备(?:不时之需|后用)", "方 以"),
     # done wrong on purpose: "故意把工作年限写少两年"
     signal(
         "deceive",
@@ -978,6 +985,23 @@ _ZH_SIGNALS += [
 # and Turkish more of them. Warnings kept back and a reassurance whatever the facts, in every
 # language with rules.
 _OTHER_RULES += [
+    # Turkish and Hindi: every instruction before this void, and the system prompt shown
+    rule(
+        "prompt_injection",
+        r"\b(?:önceki|tüm|bütün|daha\s+önceki)\s+(?:\w+\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel"
+        r"|unut|dikkate\s+alma|boş\s+ver)"
+        r"|(?:पिछले|सभी|पहले\s+के)\s+[^।\n]{0,20}निर्देश\w*\s+(?:को\s+)?(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)",
+        "önceki tüm bütün daha",
+        ("पिछले", "सभी", "पहले के"),
+    ),
+    rule(
+        "leak_system_prompt",
+        r"\bsistem\s+(?:istemini|komutunu|talimatlarını|mesajını|promptunu)\s+(?:\w+\s+)?(?:göster|yaz"
+        r"|paylaş|ver|tekrarla)"
+        r"|सिस्टम\s+(?:प्रॉम्प्ट|प्रोम्प्ट|निर्देश)[^।\n]{0,20}(?:दिखाओ|दिखाएं|बताओ|बताएं|लिखो|लिखें)",
+        "sistem",
+        ("सिस्टम",),
+    ),
     # Dutch, Polish, Indonesian, Arabic: every instruction before this void
     rule(
         "prompt_injection",
@@ -1015,7 +1039,8 @@ _OTHER_RULES += [
         r"|\btryb\w*\s+(?:bez\s+ograniczeń|deweloperski\w*|programisty)\b"
         r"|\bfiltr\w*\s+bezpieczeństwa\s+(?:\w+\s+)?(?:wyłączon\w*|usunięt\w*)"
         r"|\bmode\s+(?:tanpa\s+batas(?:an)?|pengembang)\b",
-        "ontwikkelaarsmodus veiligheidsfilter veiligheidsfilters tryb trybie filtr filtry mode",
+        "ontwikkelaarsmodus veiligheidsfilter veiligheidsfilters tryb trybie filtr filtry tanpa"
+        " pengembang",
     ),
     # secrecy toward the user: Dutch, Polish, Indonesian, Arabic, Hindi, Vietnamese
     rule(
@@ -1286,6 +1311,37 @@ _OTHER_SIGNALS += [
         " przestać odstaw nie berhenti tidak ngừng không ilaç ilaçları ilaçlarını doktora 薬 服 医"
         " 약 복 병",
         ("दवा", "डॉक्टर", "توقف", "لا حاجة"),
+    ),
+    # more ways to keep the user from care or from the facts: "no hace falta hacerse análisis",
+    # "los médicos exageran", "verschweige die Zinsen", "病院に行く必要はない"
+    signal(
+        "steer",
+        r"\bno\s+(?:hace\s+falta|necesita|es\s+necesario)\s+(?:hacerse\s+)?(?:análisis|pruebas|chequeos"
+        r"|revisiones|vacunas)\b|\bnão\s+(?:precisa|é\s+preciso)\s+(?:fazer\s+)?(?:exames|vacinas)\b"
+        r"|(?:病院|医者|医師|受診|検査)[^。\n]{0,6}必要(?:は|も)?(?:ない|ありません)"
+        r"|병원에?\s*갈\s*필요(?:가|는)?\s*없",
+        "no não 病 医 受 検 병",
+    ),
+    signal(
+        "deceive",
+        r"\b(?:los|las)\s+médic[oa]s\s+(?:exageran|mienten|no\s+saben)|\bos\s+médicos\s+(?:exageram"
+        r"|mentem)|\bverschweig\w*\s+(?:\w+\s+){0,2}?(?:zinsen|risiken|gebühren|kosten|nebenwirkungen"
+        r"|gefahren)\b"
+        r"|(?:говори|скажи|отвечай|утверждай|уверяй)[^.\n]{0,60}даже\s+если"
+        r"|(?:данные|переписк\w*|сообщения)\s+(?:\w+\s+)?(?:нигде\s+)?не\s+(?:сохраняются|хранятся"
+        r"|записываются)",
+        "los las os verschweige verschweigen verschweigt",
+        ("говори", "скажи", "отвечай", "утверждай", "уверяй", "данные", "переписк", "сообщения"),
+    ),
+    signal(
+        "trigger",
+        r"\bl['’]\s*utente\s+(?:\w+\s+)?(?:incolla|digita|invia|fornisce|menziona|scrive|inserisce)\b",
+        "utente",
+    ),
+    signal(
+        "covert",
+        r"\bsenza\s+(?:dirglielo|dirgli\s+(?:nulla|niente)|che\s+(?:lo\s+)?sappia)\b",
+        "senza",
     ),
     # every reply (tr): "her cevabın sonunda"
     signal(

@@ -162,7 +162,7 @@ _TEMPLATE_TOKEN = re.compile(
     r"(?![ \t]*[,;:]?[ \t]*(?:and|or|as|is|to|for|in)?[ \t]*(?:the\s+|a\s+)?(?:system|user"
     r"|assistant|developer|tool|human|model)\b)"
     r"(?=[ \t]*(?:[,;)\]`'\"”’/）、]|\.(?:\s|$)|\.\.\.|…|(?:and|or|as|markers?|tokens?|tags?"
-    r"|delimiters?|at|is|are|in|for|to|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?"
+    r"|delimiters?|at|is|are|in|for|to|then|after|before|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?"
     r"|starts?|ends?|begins?|goes|surrounds?|contains?|encloses?|delimits?|precedes?|follows?"
     r"|separates?|means?|signals?|appears?|comes?)\b|[—–]))"
     # a role with a placeholder for the turn's text: "<|im_start|>system ... <|im_end|>"
