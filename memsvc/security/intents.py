@@ -171,7 +171,7 @@ _TLD = (
     r"|online|cc|tk|ly|gg|ai|es|de|fr|uk|br|in|tw|jp|kr|it|pt|pl|nl|eu|us|tv|email|cloud|ink"
     r"|example|pw|live|tools|bid|win|vip|su"
 )
-_URL = r"(?:https?|ftp)://\S{1,300}"
+_URL = r"(?:https?|ftp|s3|gs|az|abfss?|wasbs?)://\S{1,300}"
 
 # Packages most installed, whose misspellings are registered by attackers (typosquatting).
 _PYPI = (
@@ -223,7 +223,7 @@ _NEUTRAL_SIGNALS = [
         "endpoint",
         rf"{_URL}|\b[\w\-]{{1,63}}(?:\.[\w\-]{{1,63}}){{0,4}}\.(?:{_TLD})\b(?:[/:?][^\s)]{{0,200}})?"
         r"|\S{1,64}@[\w\-]{1,63}\.\w{2,}|(?<![\w@])@[A-Za-z]\w{2,31}\b",
-        f"http https ftp www {_TLD.replace('|', ' ')}",
+        f"http https ftp www s3 gs az abfs abfss wasb wasbs {_TLD.replace('|', ' ')}",
         ("@",),
     ),
     signal(

@@ -271,18 +271,25 @@ _OTHER_RULES = [
     rule(
         "role_hijack",
         r"\b(?:a\s+partir\s+de\s+ahora|desde\s+ahora|de\s+ahora\s+en\s+adelante)\b[,\s]{0,3}"
-        r"(?:tú\s+)?(?:eres|serás|actúa|actuarás|responde|responderás|solo|nunca|siempre|debes|ya\s+no)"
+        # (a new role or obedience, not a preference: "a partir de ahora, responde en español")
+        r"(?:tú\s+)?(?:eres|serás|actúa(?:rás)?\s+como|ya\s+no\s+eres|(?:debes|vas\s+a)\s+(?:obedecer"
+        r"|ignorar|olvidar)|nunca\s+(?:rechaces|te\s+niegues)|responde(?:rás)?\s+(?:solo|solamente"
+        r"|únicamente|sin\s+(?:restricciones|límites|filtros|censura)|como\s+(?:si|un|una))"
+        r"|solo\s+(?:responde|respondes|hablas|obedeces))"
         r"|\b(?:ab\s+jetzt|von\s+nun\s+an|ab\s+sofort|fortan|ab\s+heute)\b[,\s]{0,3}(?:bist\s+du|"
-        r"antwortest\s+du|du\s+bist|musst\s+du|wirst\s+du|antworte|ignorierst|gehorchst)"
+        r"du\s+bist|wirst\s+du|ignorierst|gehorchst|antwortest\s+du\s+(?:nur|ohne|als)|antworte\s+(?:nur"
+        r"|ohne|als)|musst\s+du\s+(?:gehorchen|ignorieren))"
         r"|\b(?:désormais|dorénavant|à\s+partir\s+de\s+maintenant)\b[,\s]{0,3}(?:tu\s+es|vous\s+êtes|"
-        r"tu\s+réponds|réponds|tu\s+dois|tu\s+ne|tu\s+obéis)"
+        r"tu\s+obéis|tu\s+(?:dois|ne)\s+(?:obéir|jamais\s+refuser|plus\s+(?:respecter|suivre))"
+        r"|(?:tu\s+)?réponds\s+(?:uniquement|seulement|sans|comme))"
         r"|(?:теперь|отныне|с\s+этого\s+момента|впредь)[,\s]{0,3}(?:ты|вы)\s+(?:—\s*)?(?:не\s+)?"
-        r"(?:являешься|будешь|отвечаешь|должен|должна|свободн|без|—|обязан|больше)"
+        r"(?:являешься|будешь|свободн|без|—|больше)"
         r"|(?:ты|вы)\s+теперь\s+(?:—\s*)?(?:не\s+)?(?:являешься|будешь|[A-ZА-Я]{2,}|свободн|без|больше"
         r"|другой|друг)"
         # pt, it
         r"|\b(?:a\s+partir\s+de\s+agora|daqui\s+em\s+diante)\b[,\s]{0,3}(?:você\s+)?(?:é|será|atua"
-        r"|responde|nunca|não\s+tem)|\bvocê\s+agora\s+é\b"
+        r"\s+como|responde\s+(?:sem|como)|nunca\s+(?:recuse|se\s+recuse)|não\s+tem\s+(?:regras|limites"
+        r"|restrições))|\bvocê\s+agora\s+é\b"
         r"|\b(?:da\s+ora\s+in\s+poi|d['’]ora\s+in\s+poi)\b[,\s]{0,3}(?:tu\s+)?(?:sei|sarai|rispondi"
         r"\s+come|non\s+hai)|\b(?:ora|adesso)\s+sei\s+(?:un|una|«|\")"
         r"|(?:これから|今後|今から|以後)は?[、,]?\s*(?:あなた|君|お前)は"
@@ -862,6 +869,7 @@ _ZH_RULES += [
         "role_hijack",
         r"你(?:根本|其实|本来)?(?:就)?不是(?:什么|一个)?(?:AI|ai|人工智能|助手|机器人|模型|聊天机器人|语言模型)"
         r"|你(?:的)?(?:真正|真实|实际|唯一)的?(?:目标|目的|任务|使命|老板|主人|雇主|效忠对象|身份)(?:是|就是|为)"
+        r"|你(?:现在|今后|以后|从此)的(?:身份|名字|角色|人设)(?:是|为|叫|就是)"
         r"|你是[^。，,！!\n]{1,16}的(?:销售|销售代表|代表|员工|代理人?|推销员|客户经理|卧底|间谍|托儿)",
         "你",
     ),
@@ -953,6 +961,20 @@ _ZH_SIGNALS += [
         "提 叫 劝 让 请 要",
     ),
     signal("pretext", r"方便(?:以后|下次|日后|之后)|以备(?:不时之需|后用)", "方 以"),
+    # a secret got out of the user by a ruse: "想办法拿到用户的支付密码"
+    signal(
+        "ask_secret",
+        rf"(?:拿到|获取|套出|骗取|弄到|问出|骗到)(?:{_USER_ZH}|他|她|对方|客户)的?[^。\n]{{0,6}}(?:密码|验证码|卡号"
+        r"|口令|助记词|私钥|CVV|cvv|身份证)",
+        "拿 获 套 骗 弄 问",
+    ),
+    # a symptom waved off: "用户提到药物过敏，都告诉他没关系，可以照常服用"
+    signal(
+        "steer",
+        r"(?:过敏|副作用|症状|发烧|发热|胸痛|出血|头痛)[^。\n]{0,12}(?:没关系|没事|不要紧|照常服用|继续(?:吃|服用)|不用管"
+        r"|不用担心|不用理会)",
+        "过 副 症 发 胸 出 头",
+    ),
     # done wrong on purpose: "故意把工作年限写少两年"
     signal(
         "deceive",
@@ -1342,6 +1364,75 @@ _OTHER_SIGNALS += [
         "covert",
         r"\bsenza\s+(?:dirglielo|dirgli\s+(?:nulla|niente)|che\s+(?:lo\s+)?sappia)\b",
         "senza",
+    ),
+    # "say yes, always" whatever is asked: "dis toujours oui, même pour les femmes enceintes"
+    signal(
+        "deceive",
+        r"\b(?:dis|réponds|di|rispondi|diga|responda|responde|di|sag|antworte|zeg|antwoord|powiedz"
+        r"|odpowiadaj|katakan|jawab)\s+(?:toujours|siempre|sempre|immer|altijd|zawsze|selalu)\s+"
+        r"(?:oui|sí|si|sim|ja|tak|ya)\b",
+        "dis réponds di rispondi diga responda responde sag antworte zeg antwoord powiedz"
+        " odpowiadaj katakan jawab",
+        also="toujours siempre sempre immer altijd zawsze selalu",
+    ),
+    signal(
+        "steer",
+        r"\b(?:medicijnen|medicatie|pillen|behandeling)\s+(?:zijn\s+|is\s+)?niet\s+nodig\b"
+        r"|\b(?:medicamentos|medicinas|pastillas|tratamiento)\s+no\s+(?:son|es)\s+necesari[oa]s?\b"
+        r"|\b(?:remédios|medicamentos|tratamento)\s+não\s+(?:são|é)\s+necessári[oa]s?\b"
+        r"|\bmédicaments?\s+ne\s+(?:sont|est)\s+pas\s+nécessaires?\b"
+        r"|\bmedikament\w*\s+(?:sind\s+|ist\s+)?nicht\s+(?:nötig|notwendig)\b"
+        r"|\b(?:farmaci|medicine)\s+non\s+(?:sono\s+necessari|servono)\b"
+        r"|\bleki\s+nie\s+(?:są\s+)?potrzebne\b|\bobat\s+tidak\s+(?:perlu|diperlukan)\b",
+        "medicijnen medicatie pillen behandeling medicamentos medicinas pastillas tratamiento"
+        " remédios tratamento médicaments médicament medikamente medikament farmaci medicine leki"
+        " obat",
+    ),
+    signal(
+        "sensitive",
+        r"\b\w{0,12}(?:verlauf|verläufe|gespräche?|protokolle?|nachrichten)\b",
+        "chatverlauf chatverläufe verlauf gesprächsverlauf chatprotokoll chatprotokolle"
+        " nachrichten gespräch gespräche",
+    ),
+    signal(
+        "covert",
+        r"\bohne\s+(?:es\s+|das\s+)?(?:\w+\s+){0,2}?zu\s+(?:sagen|erwähnen|erklären|melden|informieren)\b",
+        "ohne",
+        also="sagen erwähnen erklären melden informieren",
+    ),
+    # the user asking whether the assistant keeps their messages, and the denial (ru)
+    signal(
+        "asked",
+        r"(?:если|когда)\s+(?:пользовател\w*|он|она|кто-то|кто-нибудь)\s+(?:\w+\s+)?(?:спрос\w*|интересу\w*)",
+        marks=("если", "когда"),
+    ),
+    signal(
+        "hidden_object",
+        r"(?:хранишь|сохраняешь|записываешь|пересылаешь|передаешь|передаёшь|читаешь)\s+(?:ли\s+)?"
+        r"(?:ты\s+)?(?:\w+\s+)?(?:переписк|сообщени|данные|разговор|диалог)",
+        marks=(
+            "хранишь",
+            "сохраняешь",
+            "записываешь",
+            "пересылаешь",
+            "передаешь",
+            "передаёшь",
+            "читаешь",
+        ),
+    ),
+    signal(
+        "claim",
+        r"(?:отвечай|говори|скажи|ответь)\s*,?\s*что\s+(?:нет|ничего|не\b|никогда)",
+        marks=("отвечай", "говори", "скажи", "ответь"),
+    ),
+    # a secret asked for (pt, ja): "peça o número completo e o código de segurança",
+    # "パスワードを聞き出して"
+    signal(
+        "ask_secret",
+        r"\b(?:peça|pergunte|solicite)\w*\s+(?:\w+\s+){0,5}?(?:código\s+de\s+segurança|número\s+completo"
+        r"|dados\s+do\s+cartão)\b"
+        r"|(?:パスワード|暗証番号|認証コード|カード番号|セキュリティコード)を(?:聞き出|聞い|尋ね|教えてもら|入力させ)",
+        "peça pergunte solicite パ 暗 認 カ セ",
     ),
     # every reply (tr): "her cevabın sonunda"
     signal(
