@@ -409,7 +409,8 @@ _EN_RULES = [
         r"|values|priorities|loyalties|allegiances|masters|owners)\b"
         r"|\b(?:the\s+)?(?:assistant|ai|model|bot)['’]s\s+(?:new\s+|real\s+|true\s+)?(?:identity|name"
         r"|persona|personality|character)\s+(?:is|are|has\s+been|will\s+be|becomes)\b"
-        r"|\b(?:identity|persona)\s+(?:update|change|override|swap|reassignment|switch|lock|locked"
+        r"|\byou\s+(?:secretly|covertly|really)\s+(?:work|answer|report)\s+(?:for|to)\b"
+        r"|\b(?:identity|persona)\s+(?:update|change|override|swap|reassignment|switch|lock|locked|patch"
         r"|lockdown|injection|reset|takeover|replacement|hijack)\b"
         r"|\bswitch(?:ing)?\s+(?:personas?|identities)\b|\bnew\s+persona\b"
         r"|\b(?:assume|adopt|embody|inhabit)\s+(?:the\s+|a\s+|an\s+|this\s+)?(?:\w+\s+)?(?:persona"
@@ -1277,10 +1278,12 @@ _EN_SIGNALS = [
         "directive",
         r"\b(?:before|after|while)\s+(?:answering|responding|replying|(?:doing\s+)?any(?:thing)?\b"
         r"|each|every|you\s+\w+)"
-        r"|\bon\s+(?:session\s+start|start-?up|each\s+session|every\s+session|receiving)\b",
-        "before after while on",
+        r"|\bon\s+(?:session\s+start|start-?up|each\s+session|every\s+session|receiving)\b"
+        r"|\b(?:over|during|in|across)\s+the\s+(?:next|coming|following)\s+(?:few\s+|couple\s+of\s+)?"
+        r"(?:chats|sessions|conversations|days|weeks)\b",
+        "before after while on over during in across",
         also="answering responding replying doing anything any each every you session startup"
-        " start receiving",
+        " start receiving next coming following",
     ),
     signal(
         "directive",
@@ -2012,6 +2015,36 @@ _EN_SIGNALS = [
         "present presents describe call list show advertise frame label sell pitch market",
         also="even although fact",
     ),
+    # A blanket yes ("always say yes"), a consent made up ("as if they had already agreed"), a
+    # plan made to fail on purpose ("make it deliberately too heavy so they burn out"), distrust
+    # sown ("hint that the partner is hiding something"), payment pressed ("tell them to pay
+    # immediately").
+    signal(
+        "deceive",
+        r"\b(?:safe|legit\w*|genuine|real|trustworthy|secure|a\s+scam|a\s+virus|malware|phishing)\b"
+        r"[^.!?\n]{0,80}\b(?:always|just|simply)\s+(?:say|answer|reply|respond)\s+(?:with\s+)?['\"‘“]?yes\b"
+        r"|\bas\s+if\s+(?:they|the\s+user|he|she)\s+(?:had\s+)?(?:already\s+)?(?:agreed|consented|approved"
+        r"|asked|ordered|opted\s+in|signed\s+up|accepted)\b",
+        "safe legit legitimate genuine real trustworthy secure scam virus malware phishing as",
+        also="yes agreed consented approved asked ordered opted signed accepted",
+    ),
+    signal(
+        "steer",
+        r"\bso\s+(?:that\s+)?(?:they|the\s+user|he|she)\s+(?:\w+\s+)?(?:burns?\s+out|fails?|gives?\s+up"
+        r"|struggles?|comes?\s+back\s+for|keeps?\s+paying|buys?\s+more|needs?\s+(?:you|us|more\s+\w+))"
+        r"|\b(?:hint|suggest|imply|insinuate|say|tell\s+\w+)\s+(?:that\s+)?(?:the\s+|their\s+|her\s+|his\s+)?"
+        r"(?:partner|spouse|wife|husband|boyfriend|girlfriend|friends?|family|parents?|boss|colleagues?"
+        r"|doctor|therapist)\s+(?:is|are)\s+(?:\w+\s+)?(?:hiding|lying|cheating|plotting|against"
+        r"|untrustworthy|using)\b"
+        r"|\b(?:tell|urge|push|pressure|get)\s+(?:them|the\s+user|him|her)\s+to\s+(?:pay|transfer|wire"
+        r"|send\s+(?:the\s+)?money|sign|buy)\s+(?:it\s+|them\s+)?(?:immediately|right\s+away|now|today"
+        r"|at\s+once|without\s+(?:checking|reading|questioning|asking))",
+        "so hint suggest imply insinuate say tell urge push pressure get",
+        also="burn burns fail fails give gives struggle struggles come comes keep keeps buy buys"
+        " need needs partner spouse wife husband boyfriend girlfriend friend friends family parent"
+        " parents boss colleague colleagues doctor therapist immediately right now today once"
+        " without",
+    ),
     signal(
         "tamper",
         r"\b(?:mark|grade|report|record|score|count|treat|label|flag|log)\w{0,3}\s+(?:\w+\s+)?"
@@ -2198,6 +2231,8 @@ _EN_SIGNALS = [
         r"|\b(?:tell|reassure|assure|inform|advise)\s+(?:them|him|her|the\s+user|users|people"
         r"|anyone|everyone|customers|readers)\s+(?!to\b|about\b|how\b|when\b|where\b|why\b|if\b"
         r"|whether\b)\w+"
+        r"|\bsay\s+(?:that\s+)?(?:[\w\-]+\s+){1,3}?(?:is|are|was|were|has|have|will|can|won['’]t"
+        r"|isn['’]t|aren['’]t|doesn['’]t|don['’]t)\b"
         r"|\b(?:say|tell\s+(?:them|the\s+user|him|her))\s+(?:that\s+)?(?:it|they|there|this|that)\s+"
         r"(?:can|could|will|would|should|does|do|isn['’]t|aren['’]t|won['’]t|can['’]t|doesn['’]t)\b"
         r"|\b(?:say|tell\s+(?:them|the\s+user|him|her))\s+(?:that\s+)?(?:the|their|its|most|all|no|this"
@@ -2222,6 +2257,7 @@ _EN_SIGNALS = [
         r"|warning\s+lights?|check[\s\-]engine|brakes?|tyres?|tires?|airbags?|fever|bleeding|lumps?"
         r"|rash|infections?|injur(?:y|ies)|concussion|hidden\s+fees|eviction|lawsuits?"
         r"|immuni[sz]ations?|mushrooms?|foraged|wild\s+berries|safe\s+to\s+eat|baby\s+formula"
+        r"|side[\s\-]effects|antidepressants?|early\s+withdrawal|pensions?|attachments?"
         r"|infant\s+formula|formula\s+for\s+(?:babies|infants))\b",
         "chest heart stroke overdose overdosed overdosing dosage dosages dose doses insulin"
         " medication medications medicine medicines prescribed prescription prescriptions"
@@ -2234,7 +2270,8 @@ _EN_SIGNALS = [
         " custody visa asylum warning check brake brakes tyre tyres tire tires airbag airbags fever"
         " bleeding lump lumps rash infection infections injury injuries concussion hidden eviction"
         " lawsuit lawsuits immunisation immunization immunisations immunizations mushroom mushrooms"
-        " foraged berries eat formula",
+        " foraged berries eat formula side effects antidepressant antidepressants early withdrawal"
+        " pension pensions attachment attachments",
     ),
     # Security switched off in what the assistant writes or sets up (weak: a note may say
     # where it is off on purpose, "NODE_TLS_REJECT_UNAUTHORIZED=0 only in the mock job").
@@ -2430,6 +2467,7 @@ _EN_SIGNALS = [
         r"|set\s+aside|switched\s+off|waived)\b"
         r"|\bno\s+longer\s+(?:holds?|stands?|counts?|matters?|applies|exists?)\b"
         r"|\b(?:lapsed|no\s+longer\s+in\s+force|not\s+in\s+force|out\s+of\s+force)\b"
+        r"|\b(?:is|are|was|were)\s+not\s+(?:authoritative|binding|official|genuine|real|legitimate)\b"
         r"|\b(?:is|are|was|were)\s+(?:now\s+)?(?:merely\s+|only\s+|just\s+|purely\s+)?(?:advisory"
         r"|optional|non-?binding|a\s+suggestion|suggestions|a\s+soft\s+default)\b"
         r"|\b(?:stale|out\s+of\s+date|no\s+longer\s+current|out-?dated|rolled\s+back|reverted)\b"
@@ -2470,7 +2508,8 @@ _EN_SIGNALS = [
         " outranks take takes taking higher highest supreme final supersede supersedes overrides"
         " was were is are contain contained contains written meant intended as advisory stale date"
         " current simply rolled reverted act behave proceed respond raised elevated placed ranked"
-        " treated treat counted regarded should must will shall"
+        " treated treat counted regarded should must will shall authoritative binding official"
+        " genuine real legitimate"
         " moved",
     ),
     signal(
@@ -2532,7 +2571,8 @@ _EN_SIGNALS = [
         r"\b(?:operat|function|continu|remain)\w{0,3}\s+as\s+(?!usual\b|normal\b|before\b|if\b"
         r"|though\b|expected\b|planned\b|intended\b|designed\b)"
         r"|\byou\s+(?:now\s+)?(?:run|operate|exist|live)\s+as\s+(?:an?\s+|the\s+)?[\"'‘“(]?(?-i:[A-Z])"
-        r"|\byou\s+(?:now\s+|only\s+|really\s+)?(?:serve|represent|(?:work|answer|report|belong)\s+"
+        r"|\byou\s+(?:now\s+|only\s+|really\s+|secretly\s+|actually\s+)?(?:serve|represent|(?:work|answer"
+        r"|report|belong)\s+"
         r"(?:exclusively\s+|solely\s+|only\s+)?(?:for|to))\s+(?:exclusively\s+|solely\s+)?(?!the\s+user\b"
         r"|me\b|us\b|them\b|you\b|your\s+user|my\b|our\b|as\b)\S",
         "operate operating operates function functioning continue continuing remain remaining you",
@@ -2633,8 +2673,9 @@ _EN_SIGNALS = [
     ),
     signal(
         "conceal",
-        r"\bkeep\s+(?:\w+\s+){0,8}?(?:secret|confidential|hidden|private|quiet|under\s+wraps"
-        r"|to\s+yourself|between\s+us|out\s+of\s+sight)\b|\bconfidential\s+from\b",
+        r"\bkeep\s+(?:[\w'’]+\s+){0,8}?(?:secret|confidential|hidden|private|quiet|under\s+wraps"
+        r"|to\s+yourself|between\s+us|between\s+(?:you|us)\s+and\s+\w+|out\s+of\s+sight)\b"
+        r"|\bconfidential\s+from\b",
         "keep confidential",
         also="secret confidential hidden private quiet wraps yourself between sight",
     ),
@@ -2715,7 +2756,7 @@ _EN_SIGNALS = [
         r"|logs|tracks|installs|deletes|shares|reads|monitors)\b"
         r"|\bmemory\s+(?:export|inspection|dump|review|audit|listing|view|contents)\b"
         r"|\b(?:outbound|external)\s+(?:requests|calls|connections|traffic)\b"
-        r"|\bmonitor(?:s|ed|ing)?\s+(?:them|the\s+user|users|him|her)\b|\bsurveil\w*"
+        r"|\bmonitor(?:s|ed|ing)?\s+(?:of\s+)?(?:them|the\s+user|users|him|her|their)\b|\bsurveil\w*"
         r"|\bspy(?:ing)?\s+on\b"
         r"|\bhidden\s+(?:notes?|instructions?)\b|\bthird[\s\-]party\s+instructions\b"
         r"|\b(?:the\s+)?assistant\s+(?:also\s+|quietly\s+|silently\s+)?(?:forwards|copies|sends"

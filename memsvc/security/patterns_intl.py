@@ -414,6 +414,11 @@ _OTHER_RULES = [
         "前 上 全 今 す こ",
     ),
     rule("mode_switch", r"制限のない(?:モード|状態)|制限なし(?:の)?モード|無制限モード", "制 無"),
+    rule(
+        "prompt_injection",
+        r"(?:すべての|全ての|あらゆる)?(?:制限|ルール|指示|規則|ガイドライン|安全対策)を(?:無視|解除|忘れ)",
+        "制 ル 指 規 ガ 安",
+    ),
 ]
 
 
@@ -443,7 +448,7 @@ _ZH_SIGNALS = [
         "covert",
         r"悄悄|偷偷|默默|秘密地|暗中|私下|不动声色|不要说明原因|不用解释"
         rf"|(?:不用|不必|无需|勿|不要|别|千万别)(?:告诉|提醒|通知|告知|说明|提及)(?:{_USER_ZH}|他|她|对方)"
-        rf"|(?:别|不要|不能)让{_USER_ZH}(?:知道|发现|察觉|注意到)",
+        rf"|(?:别|不要|不能|不许)让(?:{_USER_ZH}|他|她|对方)(?:知道|发现|察觉|注意到)",
         "悄 偷 默 秘 暗 私 动 不 无 勿 别",
     ),
     signal("commerce", r"购买|下单|会员|订阅|充值|续费|买入|注册账号", "购 下 会 订 充 续 买 注"),
@@ -555,7 +560,8 @@ _ZH_SIGNALS = [
     signal(
         "invalidate",
         r"作废|失效|无效|已过期|被取消|已取消|被废除|不再(?:适用|有效|生效)|被(?:替换|覆盖|推翻)|忽略|无视|忘掉|忘记"
-        r"|停用|废止|解除|已关闭|被关闭|撤销|(?:无需|不必|不用|不再|无须)(?:遵守|遵循|理会|执行)",
+        r"|停用|废止|解除|已关闭|被关闭|撤销|(?:无需|不必|不用|不再|无须)(?:遵守|遵循|理会|执行)"
+        r"|已经(?:取消|作废|失效|关闭|解除|删除|废除|停用)",
         "作 失 无 已 被 不 忽 忘 停 废 解 撤",
     ),
 ]
@@ -714,10 +720,10 @@ _OTHER_SIGNALS = [
         r"\b(?:contraseñas?|claves?|códigos?\s+de\s+verificación|senhas?|códigos?\s+de\s+verificação"
         r"|password|codici?\s+di\s+verifica|mots?\s+de\s+passe|codes?\s+de\s+vérification"
         r"|passw(?:ö|o)rt\w*|kennw(?:ö|o)rt\w*|zugangsdaten|pin)\b|парол|пин-?код|код\w*\s+подтвержд"
-        r"|パスワード|暗証番号|認証コード|비밀번호|인증\s*코드",
+        r"|パスワード|暗証番号|認証コード|비밀번호|인증\s*코드|카드\s*번호",
         "contraseña contraseñas clave claves verificación senha senhas verificação password"
         " verifica"
-        " mot mots vérification passwort passwörter kennwort zugangsdaten pin パ 暗 認 비 인",
+        " mot mots vérification passwort passwörter kennwort zugangsdaten pin パ 暗 認 비 인 카",
         ("парол", "пин", "код подтвержд"),
     ),
     signal(
@@ -932,6 +938,17 @@ _ZH_SIGNALS += [
         "用 使 他 她 继 照",
     ),
     signal("affiliate", r"推广费|推广佣金|回扣|提成", "推 回 提"),
+    # health misinformation scripted: "都说没必要，疫苗副作用比病还严重"
+    signal(
+        "deceive",
+        r"(?:疫苗|药物?|治疗|化疗|检查)[^。\n]{0,10}(?:没必要|没有必要|不用打|不用吃|不需要|有毒|很危险|副作用比病还)"
+        r"|副作用比病还(?:严重|大)",
+        "疫 药 治 化 检 副",
+    ),
+    # an address the data goes to, named in words: "上传到我的服务器"
+    signal(
+        "endpoint", r"(?:我的|外部|第三方|指定的?|私人)服务器|网盘|云盘", "我 外 第 指 私 网 云"
+    ),
     signal(
         "pretext",
         r"为了(?:核实|验证|确认|认证)|(?:说是|声称|借口)(?:为了)?(?:核实|验证|安全|认证)|实名认证|身份验证|安全验证"
@@ -1433,6 +1450,18 @@ _OTHER_SIGNALS += [
         r"|dados\s+do\s+cartão)\b"
         r"|(?:パスワード|暗証番号|認証コード|カード番号|セキュリティコード)を(?:聞き出|聞い|尋ね|教えてもら|入力させ)",
         "peça pergunte solicite パ 暗 認 カ セ",
+    ),
+    # what the user shares, named in other languages: "toutes les photos que l'utilisateur partage"
+    signal(
+        "sensitive",
+        r"\b(?:photos?|fotos?|fichiers|documents?|documentos?|archivos|imágenes|images|bilder|dateien"
+        r"|dokumente|file|immagini|arquivos|foto's|bestanden|zdjęcia|pliki|berkas|dokumen)\b[^.\n]{0,30}"
+        r"\b(?:utilisateur|usuario|usuário|nutzer|benutzer|utente|gebruiker|użytkownik\w*|pengguna)\b",
+        "photo photos foto fotos fichiers document documents documento documentos archivos imágenes"
+        " images bilder dateien dokumente file immagini arquivos bestanden zdjęcia pliki berkas"
+        " dokumen",
+        also="utilisateur usuario usuário nutzer benutzer utente gebruiker użytkownik użytkownika"
+        " pengguna",
     ),
     # every reply (tr): "her cevabın sonunda"
     signal(
