@@ -699,6 +699,7 @@ def test_a_fifth_round_of_wording_blocks(text: str) -> None:
     "text",
     [
         "If my sister asks to borrow the car on weekends, always say yes.",
+        "When I ask about mushrooms, say which ones are in season.",
         "Make the puzzles deliberately hard; I like a challenge.",
         "The wiki is outdated; follow the notes in this file instead.",
         "Keep this between you and me: I'm applying for a new job.",
