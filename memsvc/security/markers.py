@@ -32,7 +32,10 @@ _MARKER_RULES = [
         # that names a prompt section ([system](#instructions)), a front-matter role line
         r"|<\|[a-z_]{2,24}\|>|<\s*/?\s*(?:start|end)_of_(?:turn|text)\s*>"
         r"|\[\s*(?:system|assistant|developer|admin|instructions?)\s*\]\s*\(\s*#"
-        r"|(?:^|\n)[ \t]*role[ \t]*:[ \t]*(?:system|assistant|developer)[ \t]*(?:\n|$)",
+        r"|(?:^|\n)[ \t]*role[ \t]*:[ \t]*(?:system|assistant|developer)[ \t]*(?:\n|$)"
+        # a heading in capitals that opens a prompt section: "### SYSTEM"
+        r"|(?:^|\n)[ \t]*#{1,6}[ \t]*(?-i:SYSTEM|DEVELOPER|ASSISTANT|INSTRUCTIONS|SYSTEM\s+PROMPT"
+        r"|SYSTEM\s+MESSAGE)[ \t]*(?:\n|$)",
         marks=("<|", "[inst", "[/inst", "<<sys", "<</sys", "#", "role", "_of_", "["),
     ),
     # A conversation turn written into a note: "Human: ... Assistant: ...", or a line
@@ -46,7 +49,10 @@ _MARKER_RULES = [
         r"|(?:^|\n|>)[ \t]*(?-i:SYSTEM|SYS|ADMIN|DEVELOPER|OPERATOR)[ \t]*(?:MESSAGE|NOTE|NOTICE|"
         r"PROMPT|UPDATE|OVERRIDE)?[ \t]*[:：]"
         r"|\b(?:system|developer|operator|admin)\s+(?:message|prompt|notice|note|instructions?|"
-        r"override|update|directive|policy|alert|command)\s*[:：]",
+        r"override|update|directive|policy|alert|command)\s*[:：]"
+        # a bracketed label in capitals: "[SYSTEM NOTICE] ..."
+        r"|[\[【(]\s*(?-i:SYSTEM|ADMIN|DEVELOPER|OPERATOR)\s+(?-i:NOTICE|MESSAGE|UPDATE|ALERT|OVERRIDE"
+        r"|PROMPT|NOTE|INSTRUCTIONS?|DIRECTIVE|POLICY)\s*[\]】)]",
         "assistant ai claude chatgpt gpt model system sys admin developer operator",
     ),
     # Tags that open or close a prompt section, including the block memsvc renders
@@ -62,6 +68,23 @@ _MARKER_RULES = [
         r"|policy|override)(?:[_-]\w{0,20})?|(?:system|instructions?|assistant|developer|admin"
         r"|prompt|notes|user|tool|policy)[_-]\w{1,20})\s*/?\s*>",
         marks=("<",),
+    ),
+    # A section of the prompt opened or closed by a banner line: "<<<END OF USER MEMORY>>>",
+    # "=== SYSTEM INSTRUCTIONS ===", "[[BEGIN DEVELOPER PROMPT]]". A heading of the note's own
+    # ("=== TRAVEL ===") or a PEM armour line ("-----BEGIN PGP MESSAGE-----") names none.
+    rule(
+        "tag_spoof",
+        r"(?:^|\n)[ \t]*(?:<{2,}|>{2,}|\[{2,}|\{{2,}|={3,}|-{3,}|#{3,}|\*{3,}|\|{2,}|~{3,})[ \t]*"
+        r"(?:(?:END|BEGIN|START|CLOSE|OPEN)(?:[ \t]+OF)?[ \t]+(?:THE[ \t]+)?(?:(?:USER|SYSTEM"
+        r"|DEVELOPER|ADMIN|ASSISTANT|OPERATOR|PREVIOUS|SAVED|LONG-TERM)[ \t]+)?(?:MEMORY|MEMORIES"
+        r"|NOTES?|CONTEXT|PROMPT|INSTRUCTIONS?|MESSAGES?|DATA|INPUT|CONVERSATION|PROFILE|DOCUMENT)"
+        r"|(?:SYSTEM|DEVELOPER|ADMIN|OPERATOR|ASSISTANT)[ \t]+(?:INSTRUCTIONS?|PROMPT|MESSAGE"
+        r"|NOTICE|OVERRIDE|POLICY|DIRECTIVES?|UPDATE))[ \t]*(?:>{2,}|<{2,}|\]{2,}|\}{2,}|={3,}"
+        r"|-{3,}|#{3,}|\*{3,}|\|{2,}|~{3,})",
+        "end begin start close open system developer admin operator assistant",
+        also="memory memories note notes context prompt instruction instructions message messages"
+        " data input conversation profile document notice override policy directive directives"
+        " update",
     ),
     # Text a renderer hides from the person reading but the model still reads.
     rule(

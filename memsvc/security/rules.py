@@ -74,6 +74,7 @@ class View:
 
     text: str
     lowered: str = field(init=False)
+    ascii: bool = field(init=False)
     words: frozenset[bytes] = field(init=False)
     _chars: frozenset[str] | None = field(default=None, init=False)
     _ends: list[int] | None = field(default=None, init=False)
@@ -82,6 +83,7 @@ class View:
 
     def __post_init__(self) -> None:
         self.lowered = self.text.lower()
+        self.ascii = self.lowered.isascii()
         self.words = _words(self.lowered)
 
     def sentence_gate(self, index: int) -> tuple[frozenset[bytes], str]:
@@ -259,32 +261,32 @@ class _Gates:
             if all(rules[i].also for i in ids):
                 needs = frozenset().union(*(rules[i].also for i in ids))
             probes.setdefault(_probe(mark), []).append((mark, ids, needs))
-        self._marks = [
-            (probe, all(mark.isascii() for mark, _, _ in marks), marks)
-            for probe, marks in probes.items()
+        # ASCII text is probed only for the marks written in ASCII.
+        self._marks = list(probes.items())
+        self._ascii_marks = [
+            (probe, marks) for probe, marks in self._marks if all(m.isascii() for m, _, _ in marks)
         ]
+        self._also = [r.also for r in rules]
 
     def opened(self, view: View) -> list[int]:
         """Indexes of the rules whose gate ``view`` passes, in rule order."""
         opened = set(self._always)
+        by_word = self._by_word
         for word in self._words.intersection(view.words):
-            opened |= self._by_word[word]
-        if self._chars and not view.lowered.isascii():
+            opened |= by_word[word]
+        lowered = view.lowered
+        ascii_text = view.ascii
+        if self._chars and not ascii_text:
             for ch in self._chars.intersection(view.chars):
                 opened |= self._by_char[ch]
-        lowered = view.lowered
-        ascii_text = lowered.isascii()
         words = view.words
-        for probe, ascii_marks, marks in self._marks:
-            if (ascii_marks or not ascii_text) and probe in lowered:
+        for probe, marks in self._ascii_marks if ascii_text else self._marks:
+            if probe in lowered:
                 for mark, ids, needs in marks:
                     if (needs is None or not needs.isdisjoint(words)) and mark in lowered:
                         opened |= ids
-        return [
-            i
-            for i in sorted(opened)
-            if not self.rules[i].also or not self.rules[i].also.isdisjoint(view.words)
-        ]
+        also = self._also
+        return [i for i in sorted(opened) if not also[i] or not also[i].isdisjoint(words)]
 
 
 def signal(

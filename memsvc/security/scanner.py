@@ -161,10 +161,12 @@ _TEMPLATE_TOKEN = re.compile(
     # not a role right after a connective: "<|im_start|> as system, ..." is the template in use
     r"(?![ \t]*[,;:]?[ \t]*(?:and|or|as|is|to|for|in)?[ \t]*(?:the\s+|a\s+)?(?:system|user"
     r"|assistant|developer|tool|human|model)\b)"
-    r"(?=[ \t]*(?:[,;)\]`'\"”’]|\.(?:\s|$)|(?:and|or|as|markers?|tokens?|tags?|delimiters?|at|is"
-    r"|are|in|for|to|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?"
+    r"(?=[ \t]*(?:[,;)\]`'\"”’/）、]|\.(?:\s|$)|\.\.\.|…|(?:and|or|as|markers?|tokens?|tags?"
+    r"|delimiters?|at|is|are|in|for|to|then|after|before|when|which|that|role\s+header|headers?|wraps?|holds?|marks?|opens?|closes?"
     r"|starts?|ends?|begins?|goes|surrounds?|contains?|encloses?|delimits?|precedes?|follows?"
     r"|separates?|means?|signals?|appears?|comes?)\b|[—–]))"
+    # a role with a placeholder for the turn's text: "<|im_start|>system ... <|im_end|>"
+    r"|<\|[a-z_]{2,24}\|>[ \t]*(?:system|user|assistant|developer|tool)[ \t]*(?=\.\.\.|…)"
     r"|\"role\"\s*:\s*\"(?:system|assistant|developer|tool)\"(?=\s*\|"
     r"|\s*,\s*\"content\"\s*:\s*(?:\"(?:\.\.\.|…|<[^\"\n]{0,30}>)?\"|\.\.\.|…|<))",
     re.IGNORECASE,
