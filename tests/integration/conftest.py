@@ -123,11 +123,7 @@ class WorkerPool:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
         for proc in self.procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc, within=20)
 
 
 def _pool(tmp_path: Path, redis: Redis, url: str, prefix: str) -> WorkerPool:
@@ -263,6 +259,31 @@ class HindsightServer:
         os.kill(state["pids"]["embed"], signal.SIGSTOP if paused else signal.SIGCONT)
 
 
+def stop(proc: subprocess.Popen[bytes], *, within: float = 30) -> None:
+    """SIGTERM (a graceful stop, as an operator's), SIGKILL if it is not over ``within``."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=within)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def hindsight_config(folder: Path) -> Path:
+    """A config.yaml naming the test's banks after its ``MEMSVC_ENV``, so tests never share
+    banks in the session's one Hindsight."""
+    config = folder / "config.yaml"
+    config.write_text(
+        "memory:\n"
+        "  provider: hindsight\n"
+        "  hindsight:\n"
+        "    bank_id_template: '{env}-user-{user_id}'\n"
+        "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
+    )
+    return config
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -330,14 +351,7 @@ def pool(
     workers: WorkerPool, hindsight_server: HindsightServer, env: str, tmp_path: Path
 ) -> WorkerPool:
     """Worker processes configured with the real Hindsight and quick retries."""
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "memory:\n"
-        "  provider: hindsight\n"
-        "  hindsight:\n"
-        "    bank_id_template: '{env}-user-{user_id}'\n"
-        "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
-    )
+    config = hindsight_config(tmp_path)
     workers.env.update(
         MEMSVC_CONFIG=str(config),
         MEMSVC_HINDSIGHT_URL=hindsight_server.base_url,

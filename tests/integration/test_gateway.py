@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,7 +15,7 @@ import pytest
 from memsvc.errors import AuthenticationError, ConflictError
 from memsvc.gateway.http_client import MemoryHTTPClient
 from tests.conftest import until
-from tests.integration.conftest import WorkerPool, free_port
+from tests.integration.conftest import WorkerPool, free_port, stop
 
 pytestmark = pytest.mark.integration
 
@@ -46,12 +45,7 @@ async def served(workers: WorkerPool) -> AsyncIterator[str]:
             await until(answers, timeout=60.0, every=0.1)  # generous: a busy machine
         yield base_url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def token(workers: WorkerPool, *args: str) -> dict[str, str]:

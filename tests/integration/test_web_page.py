@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -33,7 +32,7 @@ from playwright.async_api import (
 
 from memsvc.gateway.app import PREFIX
 from memsvc.hindsight.client import HindsightClient, RetainItem
-from tests.integration.conftest import HindsightServer, free_port
+from tests.integration.conftest import HindsightServer, free_port, hindsight_config, stop
 
 pytestmark = pytest.mark.integration
 
@@ -114,12 +113,7 @@ def server(tmp_path: Path, server_env: dict[str, str]) -> Iterator[tuple[str, st
             raise AssertionError(f"memsvc serve did not answer:\n{log.read_text()}")
         yield url, json.loads(made.stdout)["token"]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture
@@ -356,14 +350,7 @@ class TestWithHindsight:
     def server_env(
         self, hindsight_server: HindsightServer, env: str, tmp_path: Path
     ) -> dict[str, str]:
-        config = tmp_path / "config.yaml"
-        config.write_text(
-            "memory:\n"
-            "  provider: hindsight\n"
-            "  hindsight:\n"
-            "    bank_id_template: '{env}-user-{user_id}'\n"
-            "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
-        )
+        config = hindsight_config(tmp_path)
         return {
             "MEMSVC_CONFIG": str(config),
             "MEMSVC_HINDSIGHT_URL": hindsight_server.base_url,

@@ -25,6 +25,7 @@ from memsvc.errors import (
     PermissionDeniedError,
     WriteRefusedError,
 )
+from memsvc.events import MemoryWritePayload
 from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
 from memsvc.store.memfile import entry_hash
@@ -163,7 +164,8 @@ async def test_a_memory_write_without_its_mirror_says_so_to_the_worker(
     args = {"action": "add", "target": "memory", "content": "Mirrored as ever"}
     assert (await remote.call_tool("alice", "a1", "t1", "memory", args))["success"]
     writes = [e for e in await gateway.service.log() if e.type == "memory_write"]
-    assert [(e.event["payload"]["mirror"], e.detail.get("mirror")) for e in writes] == [
+    sent = [MemoryWritePayload.model_validate(e.event["payload"]).mirror for e in writes]
+    assert list(zip(sent, [e.detail.get("mirror") for e in writes], strict=True)) == [
         (False, False),
         (True, None),
     ]
