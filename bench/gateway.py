@@ -15,7 +15,8 @@ REV`` also through ``MemoryHTTPClient`` as ``REV`` wrote it (its module loaded
 beside this tree's, the rest of memsvc this tree's): the before and after of a
 change to the client, in one run. Every process shares the machine's cores, so
 a client's own CPU slows the worker it waits for: each row also gives this
-process's CPU per call (``getrusage``: user + system), which is the caller's.
+process's CPU per call (``getrusage``: user + system), which is the caller's,
+and the gateway process's (``/proc``), which is what serving the call cost.
 The rows take turns, ``--rounds`` times, ``--calls`` calls each in all, so that
 load from elsewhere on the machine falls on all of them alike.
 """
@@ -27,6 +28,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import re
 import resource
 import socket
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,8 +49,8 @@ from memsvc.gateway.http_client import MemoryHTTPClient
 
 
 @contextlib.asynccontextmanager
-async def gateway(bench: Bench) -> AsyncIterator[str]:
-    """``memsvc serve`` on a free port; its base URL once it is ready."""
+async def gateway(bench: Bench) -> AsyncIterator[tuple[str, int]]:
+    """``memsvc serve`` on a free port; its base URL and pid once it is ready."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -57,8 +60,8 @@ async def gateway(bench: Bench) -> AsyncIterator[str]:
         async def ready() -> bool:
             return (await http.get(base_url + "/readyz")).status_code == 200
 
-        async with memsvc_process(bench, "serve", "--port", str(port), ready=ready):
-            yield base_url
+        async with memsvc_process(bench, "serve", "--port", str(port), ready=ready) as proc:
+            yield base_url, proc.pid
 
 
 class RawHTTP:
@@ -126,9 +129,15 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """Another process's CPU time so far, user and system (Linux ``/proc``, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> None:
     old_client = client_at(baseline) if baseline else None
-    async with bench_env() as bench, worker(bench), gateway(bench) as base_url:
+    async with bench_env() as bench, worker(bench), gateway(bench) as (base_url, pid):
         _, token = await Tokens(RedisTokenStore(bench.redis, bench.keys)).add("u")
         counter = itertools.count()
 
@@ -174,14 +183,16 @@ async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> N
                 await latencies(call, clients * 2, clients)
             rows: dict[str, list[float]] = {name: [] for name in calls_of}
             cpu: dict[str, float] = dict.fromkeys(calls_of, 0.0)
+            served: dict[str, float] = dict.fromkeys(calls_of, 0.0)
             for done in range(rounds):
                 share = calls // rounds + (1 if done < calls % rounds else 0)
                 for operation in ("prefetch", "add"):
                     for name, call in calls_of.items():
                         if name.startswith(operation + " "):
-                            started = cpu_seconds()
+                            started, serving = cpu_seconds(), process_cpu_seconds(pid)
                             rows[name] += await latencies(call, share, clients)
                             cpu[name] += cpu_seconds() - started
+                            served[name] += process_cpu_seconds(pid) - serving
         raw.close()
 
         for operation in ("prefetch", "add"):
@@ -196,13 +207,14 @@ async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> N
             width = max(len(name) for name in names) + 2
             sys.stdout.write(
                 f"\n{title}\n  {'':<{width}}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}"
-                f"{'p99 ratio':>11}{'caller CPU ms/call':>20}\n"
+                f"{'p99 ratio':>11}{'caller CPU ms/call':>20}{'gateway CPU ms/call':>21}\n"
             )
             for name in names:
                 p50, p99 = pct(rows[name], 50), pct(rows[name], 99)
                 sys.stdout.write(
                     f"  {name:<{width}}{p50 * 1000:>9.2f}{p99 * 1000:>9.2f}{p50 / base[0]:>11.2f}"
-                    f"{p99 / base[1]:>11.2f}{cpu[name] / len(rows[name]) * 1000:>20.3f}\n"
+                    f"{p99 / base[1]:>11.2f}{cpu[name] / len(rows[name]) * 1000:>20.3f}"
+                    f"{served[name] / len(rows[name]) * 1000:>21.3f}\n"
                 )
 
 
