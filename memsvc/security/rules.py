@@ -34,8 +34,12 @@ _PUNCTUATION = string.punctuation.encode()
 _TO_SPACE = bytes.maketrans(_PUNCTUATION, b" " * len(_PUNCTUATION))
 _OTHER_PUNCTUATION = re.compile(r"[^\w\s]")
 # Where a sentence ends: a full stop, ! or ? before a space (not the dot of a domain or a
-# version), the full-width marks of CJK text, or a line break (one end for ".\n").
-_SENTENCE_END = re.compile(r"(?:[.!?](?=\s)|[。！？])(?:[ \t]{0,8}\n)?|\n")
+# version, nor the last dot of "e.g.", "i.e." or "P.S."), the full-width marks of CJK text, or
+# a line break (one end for ".\n").
+_SENTENCE_END = re.compile(
+    r"(?:(?<![\s(][eE]\.[gG])(?<![\s(][iI]\.[eE])(?<![Pp]\.[Ss])[.!?](?=\s)|[。！？])"
+    r"(?:[ \t]{0,8}\n)?|\n"
+)
 
 
 @dataclass(frozen=True)

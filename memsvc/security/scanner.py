@@ -128,7 +128,9 @@ _MENTIONED = re.compile(
     r"|e\.g\.,?|(?:says|said|saying|shouts|whispers|yells|mutters|exclaims)\s*[,:]?"
     rf"|(?:the\s+)?(?:classic|famous|usual|well-known|infamous))\s*({_QUOTES})"
     rf"|(?<!\w)({_QUOTE})(?=\s+(?:payloads?|attacks?|strings?"
-    r"|phrases?|examples?|jailbreaks?|injections?|samples?|test\s+cases?|-?style)\b)"
+    r"|phrases?|examples?|jailbreaks?|injections?|samples?|test\s+cases?|-?style)\b|-style\b)"
+    # a title cited after its authors and year: "Perez & Ribeiro 2022 ('Ignore Previous Prompt')"
+    rf"|\b(?:19|20)\d\d[a-z]?\s*[,;:]?\s*\(\s*({_QUOTE})\s*\)"
     # code quoted as an example of an attack, after a noun that says so (not "such as", which
     # an order can use too: "run commands such as `...`")
     r"|\b(?:(?:payloads?|strings?|samples?|examples?|attempts?|one-liners?|snippets?|lines)\s+"
@@ -142,6 +144,7 @@ _MENTION_CUES = (
     *("example", "such as", "s like", "phrase", "string", "e.g", "payload", "attack", "jailbreak"),
     *("sample", "injection", "test case", "style", "says", "said", "saying", "shouts", "whispers"),
     *("yells", "mutters", "exclaims", "classic", "famous", "usual", "well-known", "infamous"),
+    *("('", '("', "(‘", "(“"),
     *("这类", "这种", "之类", "一类", "这样的", "例如", "比如", "诸如", "譬如", "等"),
 )
 # A chat-template token named in a note about the format ("register <|im_start|> and
