@@ -3,21 +3,25 @@
     uv run python -m bench.scanner [--rounds 200]
 
 Prints block rate (attacks) and false-positive rate (benign notes) on the corpus
-in ``tests/corpus``, per split and per class, then the cost of one uncached scan
-per entry: in µs and as a ratio against a baseline measured in the same run on
-the same texts (``str.casefold`` plus one regex search), so the ratio holds on a
-noisy machine where absolute times do not.
+in ``tests/corpus``, per split and per class, for the rules alone and for the rules
+with the learned scorer (the default); then the cost of one uncached scan per
+entry, both ways: in µs and as a ratio against a baseline measured in the same
+run on the same texts (``str.casefold`` plus one regex search), the three timed in
+turn on each round, so the ratios hold on a noisy machine where absolute times do
+not.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
 
+from memsvc.logs import configure_logging
 from memsvc.security import scanner as security
 from memsvc.security.scanner import Scanner
 from tests.corpus import Case, load
@@ -28,42 +32,46 @@ _TYPICAL = (
     "User works on the billing service in Go; prefers table-driven tests, deploys with Argo CD "
     "on weekdays only, and wants links to the runbook in incident summaries. "
 ) * 14
+_SCANNERS = {"rules": Scanner(learned_scorer=False), "+learned": Scanner()}
 
 
-def _rates(cases: list[Case], key: Callable[[Case], str]) -> dict[str, tuple[int, int]]:
-    hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    scanner = Scanner()
+def _rates(cases: list[Case], key: Callable[[Case], str]) -> dict[str, list[tuple[int, int]]]:
+    hits: dict[str, list[list[int]]] = defaultdict(lambda: [[0, 0] for _ in _SCANNERS])
     for case in cases:
-        row = hits[key(case)]
-        row[0] += bool(scanner.findings(case.text))
-        row[1] += 1
-    return {k: (v[0], v[1]) for k, v in sorted(hits.items())}
+        for row, scanner in zip(hits[key(case)], _SCANNERS.values(), strict=True):
+            row[0] += bool(scanner.findings(case.text))
+            row[1] += 1
+    return {k: [(h, t) for h, t in v] for k, v in sorted(hits.items())}
 
 
-def _table(title: str, rates: dict[str, tuple[int, int]], label: str) -> None:
-    print(f"\n{title}")
-    for name, (hit, total) in rates.items():
-        print(f"  {name:24} {label} {hit:4}/{total:<4} {100 * hit / total:6.1f}%")
+def _table(title: str, rates: dict[str, list[tuple[int, int]]], label: str) -> None:
+    print(f"\n{title} ({' | '.join(_SCANNERS)})")
+    for name, cells in rates.items():
+        shown = " | ".join(f"{h:4}/{t:<4} {100 * h / t:5.1f}%" for h, t in cells)
+        print(f"  {name:24} {label} {shown}")
 
 
-def _per_call_us(fn: Callable[[str], object], text: str, rounds: int) -> float:
-    samples = []
+def _per_call_us(fns: list[Callable[[str], object]], text: str, rounds: int) -> list[float]:
+    """The median time of each of ``fns`` on ``text``, timed in turn on every round."""
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
-        start = time.perf_counter()
-        fn(text)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e6
+        for fn, out in zip(fns, samples, strict=True):
+            start = time.perf_counter()
+            fn(text)
+            out.append(time.perf_counter() - start)
+    return [statistics.median(s) * 1e6 for s in samples]
 
 
 def _baseline(text: str) -> object:
     return _BASELINE.search(text.casefold())
 
 
-def _uncached_scan(text: str) -> object:
-    return security._scan_patterns(text), security._character_findings(text)
+def _uncached_scan(text: str, scored: bool) -> object:
+    return security._scan_patterns(text, scored=scored), security._character_findings(text)
 
 
 def main(rounds: int) -> None:
+    configure_logging("warning")  # the scorer's log line per blocked text is not the output
     attacks, benign = load("attacks"), load("benign")
     _table("attacks blocked, per split", _rates(attacks, lambda c: c.split), "blocked")
     _table("benign refused (false positives), per split", _rates(benign, lambda c: c.split), "fp")
@@ -72,6 +80,11 @@ def main(rounds: int) -> None:
     _table("benign refused, per class", _rates(benign, lambda c: c.cls), "fp")
 
     print(f"\ncost of one uncached scan (median of {rounds}), baseline = casefold + one regex")
+    fns = [
+        functools.partial(_uncached_scan, scored=False),
+        functools.partial(_uncached_scan, scored=True),
+        _baseline,
+    ]
     texts = {
         f"short entry ({len(_SHORT)} chars)": _SHORT,
         f"typical entry ({len(_TYPICAL)} chars)": _TYPICAL,
@@ -79,13 +92,16 @@ def main(rounds: int) -> None:
     }
     for name, text in texts.items():
         if text:
-            scan = _per_call_us(_uncached_scan, text, rounds)
-            base = _per_call_us(_baseline, text, rounds)
+            rules, scored, base = _per_call_us(fns, text, rounds)
         else:
             every = [c.text for c in attacks + benign]
-            scan = statistics.mean(_per_call_us(_uncached_scan, t, rounds // 10) for t in every)
-            base = statistics.mean(_per_call_us(_baseline, t, rounds // 10) for t in every)
-        print(f"  {name:36} {scan:8.1f} µs  baseline {base:6.1f} µs  ratio {scan / base:6.1f}x")
+            each = [_per_call_us(fns, t, rounds // 10) for t in every]
+            rules, scored, base = (statistics.mean(column) for column in zip(*each, strict=True))
+        for label, us in (("rules", rules), ("+learned", scored)):
+            print(
+                f"  {name:36} {label:9} {us:8.1f} µs  baseline {base:6.1f} µs"
+                f"  ratio {us / base:6.1f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -145,10 +145,13 @@ class InjectionConfig(_Section):
 
 
 class SecurityConfig(_Section):
-    """Whether entries are scanned, and the optional classifier asked after the rules."""
+    """Whether entries are scanned, the learned scorer and the optional classifier asked after
+    the rules."""
 
     scan_content: bool = True
     block_invisible_unicode: bool = True
+    # the learned scorer beside the rules (memsvc.security.learned), asked what they pass
+    learned_scorer: bool = True
     streaming_scrubber: bool = True
     # "package.module:callable" asked about texts the rules pass (memsvc.security.classifier)
     classifier: str | None = Field(default=None, pattern=IMPORT_PATH)

@@ -24,6 +24,8 @@ MemsvcError                     root; ``retryable`` says whether the same call m
  │    └── MigrationSourceError     a DeerFlow ``memory.json`` that cannot be migrated as it is
  ├── UnsafeFileError            a data-dir file that cannot be used safely (also a ``ValueError``)
  │    └── PathEscapeError          a path that would resolve outside the data dir
+ ├── LearnedModelError          the scanner's learned scorer has no usable weights file (an
+ │                              install that lost or damaged its package data)
  ├── ProviderLimitError         a second external provider, or one shadowing the builtin
  ├── LockError                  a memory file's writer lock (retryable; nothing was written)
  │    ├── LockTimeoutError         another writer held it too long (also a ``TimeoutError``)

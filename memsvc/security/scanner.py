@@ -23,8 +23,12 @@ Defence in depth, cheapest first:
    every canonical view of the text (:mod:`memsvc.security.canonical`): NFKC, the TR39
    confusable skeleton with letter separators, invisible marks and leetspeak
    undone, and whatever percent-encoding, base64, hex or rot13 hid.
-3. An optional classifier (``security.classifier``, :mod:`memsvc.security.classifier`),
-   asked about texts the rules let through.
+3. A learned scorer (:mod:`memsvc.security.learned`, ``security.learned_scorer``), asked
+   about texts the rules let through: a logistic regression over the words of the same
+   folded view, so an order phrased in words no rule names is still blocked, as
+   ``learned_injection``. It ships with memsvc and costs a few tens of microseconds.
+4. An optional classifier (``security.classifier``, :mod:`memsvc.security.classifier`),
+   asked about texts the rules and the scorer let through.
 
 Entries longer than :data:`MAX_SCAN_CHARS` are refused unread, so the work per
 entry is bounded: every rule is a bounded regex run on a bounded number of views.
@@ -37,7 +41,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from memsvc.security import canonical
+import structlog
+
+from memsvc.security import canonical, learned
 from memsvc.security.classifier import Classifier, verdict
 from memsvc.security.intents import INTENT_RULES
 from memsvc.security.markers import MARKER_RULES
@@ -45,6 +51,8 @@ from memsvc.security.patterns_en import EN_RULES, FOLDED_EN_RULES
 from memsvc.security.patterns_intl import OTHER_RULES, ZH_RULES
 from memsvc.security.rules import View
 from memsvc.store.memfile import entry_handle
+
+log = structlog.get_logger(__name__)
 
 MAX_SCAN_CHARS = 65_536
 BLOCKED_PREFIX = "[BLOCKED:"
@@ -236,15 +244,15 @@ def _braille_text(text: str) -> bool:
     )
 
 
-def _pattern_findings(text: str) -> list[str]:
+def _pattern_findings(text: str, scored: bool) -> list[str]:
     if len(text) <= _CACHED_CHARS:  # recalled memories and snapshot entries come back often
-        return list(_cached_pattern_findings(text))
-    return _scan_patterns(text)
+        return list(_cached_pattern_findings(text, scored))
+    return _scan_patterns(text, scored=scored)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_pattern_findings(text: str) -> tuple[str, ...]:
-    return tuple(_scan_patterns(text))
+def _cached_pattern_findings(text: str, scored: bool) -> tuple[str, ...]:
+    return tuple(_scan_patterns(text, scored=scored))
 
 
 def _elide_quote(match: re.Match[str]) -> str:
@@ -255,7 +263,8 @@ def _elide_quote(match: re.Match[str]) -> str:
     return match.group()[: start - base] + "'…'" + match.group()[end - base :]
 
 
-def _scan_patterns(text: str, depth: int = 0) -> list[str]:
+def _prepare(text: str) -> tuple[str, str, View, bool]:
+    """The text the rules read: NFKC, mentions elided; with CJK, spaced from Latin."""
     normalised = unicodedata.normalize("NFKC", text)
     lowered = normalised.lower()
     if (
@@ -270,7 +279,20 @@ def _scan_patterns(text: str, depth: int = 0) -> list[str]:
         normalised = _MENTIONED.sub(_elide_quote, normalised)
     cjk = not normalised.isascii() and _CJK.search(normalised) is not None
     spaced = _CJK_LATIN.sub(" ", normalised) if cjk else normalised
-    view = View(spaced)
+    return normalised, spaced, View(spaced), cjk
+
+
+def learned_view(text: str) -> str:
+    """The text as the learned scorer reads it: the rules' folded view, CJK simplified."""
+    _, spaced, view, cjk = _prepare(text)
+    folded, _ = canonical.folded(spaced, view.words)
+    return folded.translate(_TRAD_TO_SIMP) if cjk else folded
+
+
+def _scan_patterns(text: str, depth: int = 0, *, scored: bool = True) -> list[str]:
+    """Finding ids of the rules on every view of ``text``; with ``scored``, the learned
+    scorer's when the rules find nothing (also in a decoded payload)."""
+    normalised, spaced, view, cjk = _prepare(text)
     found = _LATIN_RULES.matches(view)
     if cjk:
         joined = _CJK_GAP.sub("", normalised).translate(_TRAD_TO_SIMP)
@@ -283,12 +305,29 @@ def _scan_patterns(text: str, depth: int = 0) -> list[str]:
         found.append("spelled_out_keyword")
     if depth == 0:
         for payload in canonical.payloads(normalised, view.words):
-            if hidden := _scan_patterns(payload, depth + 1):
+            if hidden := _scan_patterns(payload, depth + 1, scored=scored):
                 found += ["encoded_payload", *hidden]
+    if scored and not found:
+        return _learned_findings(folded.translate(_TRAD_TO_SIMP) if cjk else folded, len(text))
     found = list(dict.fromkeys(found))
     if _NARROWER_OVERRIDES.intersection(found):  # one finding for one override
         return [f for f in found if f != "override_instructions"]
     return found
+
+
+def _learned_findings(view: str, chars: int) -> list[str]:
+    """The learned scorer's finding for a text the rules passed, and a log line saying why."""
+    scorer = learned.shipped()
+    score = scorer.score(view)
+    if score <= scorer.cut:
+        return []
+    log.info(
+        "learned_scorer_blocked",
+        probability=round(scorer.probability(score), 4),
+        threshold=round(scorer.probability(scorer.cut), 4),
+        chars=chars,
+    )
+    return [learned.FINDING]
 
 
 @dataclass(frozen=True)
@@ -297,17 +336,26 @@ class Scanner:
 
     scan_content: bool = True
     block_invisible_unicode: bool = True
-    classifier: Classifier | None = None  # asked about what the rules let through
+    classifier: Classifier | None = None  # asked about what the rules and the scorer pass
+    learned_scorer: bool = True  # the learned layer beside the rules (memsvc.security.learned)
 
-    def findings(self, text: str) -> list[str]:
-        """Pattern ids ``text`` trips; empty means it may reach a prompt."""
+    def __post_init__(self) -> None:
+        if self.scan_content and self.learned_scorer:
+            learned.shipped()  # a missing or corrupt weights file fails here, not mid-write
+
+    def findings(self, text: str, *, learned: bool = True) -> list[str]:
+        """Pattern ids ``text`` trips; empty means it may reach a prompt.
+
+        ``learned=False`` leaves the learned scorer out: for text that is not one entry
+        but neighbouring entries joined (:mod:`memsvc.security.screening`).
+        """
         if len(text) > MAX_SCAN_CHARS:
             return ["too_long_to_scan"]
         found: list[str] = []
         if self.block_invisible_unicode:
             found += _character_findings(text)
         if self.scan_content:
-            found += _pattern_findings(text)
+            found += _pattern_findings(text, self.learned_scorer and learned)
             if not found and self.classifier is not None:
                 found = verdict(self.classifier, text)
         return found

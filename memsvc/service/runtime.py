@@ -188,6 +188,7 @@ class Runtime:
         scanner = Scanner(
             scan_content=config.security.scan_content,
             block_invisible_unicode=config.security.block_invisible_unicode,
+            learned_scorer=config.security.learned_scorer,
             classifier=load_classifier(classifier) if classifier else None,
         )
         builtin = BuiltinProvider(

@@ -207,9 +207,9 @@ class CountingScanner(Scanner):
         super().__init__()
         object.__setattr__(self, "threads", [])
 
-    def findings(self, text: str) -> list[str]:
+    def findings(self, text: str, *, learned: bool = True) -> list[str]:
         self.threads.append(threading.current_thread())  # type: ignore[attr-defined]
-        return super().findings(text)
+        return super().findings(text, learned=learned)
 
 
 async def test_a_batch_that_cannot_fit_is_refused_before_anything_is_scanned(
@@ -243,9 +243,9 @@ async def test_a_write_to_a_big_file_scans_only_its_entries_neighbours(
     scanned: list[int] = []
 
     class Measuring(Scanner):
-        def findings(self, text: str) -> list[str]:
+        def findings(self, text: str, *, learned: bool = True) -> list[str]:
             scanned.append(len(text))
-            return super().findings(text)
+            return super().findings(text, learned=learned)
 
     store = BuiltinStore(
         layout, FileLocks(layout), user_id="u1", agent_id="a1", limits=Limits(user=10**6)
