@@ -7,9 +7,20 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memsvc.service.replay import Slice, replay
+from memsvc.settings import ServiceSettings
 from tests.conftest import until
 from tests.unit.conftest import Service
+
+
+@pytest.fixture
+def service_settings(service_settings: ServiceSettings) -> ServiceSettings:
+    """Each event here runs once: the suite's 0.3 s claim idle is short enough for a loaded
+    machine's pause to hand a running event to the other worker (claims are the subject of
+    ``test_consumer.py``), and a replay is compared with what ran."""
+    return service_settings.model_copy(update={"claim_idle_seconds": 30.0})
 
 
 async def write_some(service: Service) -> None:
