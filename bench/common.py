@@ -187,6 +187,12 @@ def pct(samples: list[float], q: float) -> float:
     )
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """Another process's CPU time so far, user and system (Linux ``/proc``, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def report(
     title: str, rows: list[tuple[str, float, float]], base: tuple[float, float], base_name: str
 ) -> None:

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 import re
 import resource
 import socket
@@ -36,13 +35,21 @@ import subprocess
 import sys
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from bench.common import ROOT, Bench, bench_env, latencies, memsvc_process, pct, worker
+from bench.common import (
+    ROOT,
+    Bench,
+    bench_env,
+    latencies,
+    memsvc_process,
+    pct,
+    process_cpu_seconds,
+    worker,
+)
 from memsvc.client import MemoryClient
 from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.gateway.http_client import MemoryHTTPClient
@@ -127,12 +134,6 @@ def cpu_seconds() -> float:
     """This process's CPU time so far, user and system."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """Another process's CPU time so far, user and system (Linux ``/proc``, in clock ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> None:

@@ -13,6 +13,8 @@ of the same thing, at 50 memsvc's includes queueing behind the other agents. The
 ratio is memsvc's latency over Hermes'; the same add through a worker started from
 ``REV`` is measured in the same run too. The three take turns ``--rounds`` times and
 their samples are pooled, so that other work on the machine weighs on each alike.
+Each memsvc row also gives its worker process's CPU per add (``/proc``): at one add
+at a time, what the worker spends on an add is most of what the caller waits.
 """
 
 from __future__ import annotations
@@ -22,10 +24,20 @@ import asyncio
 import itertools
 import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
-from bench.common import BASELINE, bench_env, latencies, pct, report, source_tree, worker
+from bench.common import (
+    BASELINE,
+    bench_env,
+    latencies,
+    pct,
+    process_cpu_seconds,
+    report,
+    source_tree,
+    worker,
+)
 from memsvc.client import MemoryClient
 from tests.hermes import hermes_env, hermes_python
 
@@ -66,8 +78,9 @@ def hermes_latencies(calls: int, per_file: int) -> list[float]:
 
 async def memsvc_latencies(
     tree: Path | None, calls: int, agents: int, concurrency: int
-) -> list[float]:
-    async with bench_env() as bench, worker(bench, tree=tree):
+) -> tuple[list[float], float]:
+    """Seconds per add, and the worker's CPU seconds over them all."""
+    async with bench_env() as bench, worker(bench, tree=tree) as (proc,):
         counter, agent = itertools.count(), itertools.cycle(range(agents))
 
         async with MemoryClient(settings=bench.settings) as mem:
@@ -78,18 +91,23 @@ async def memsvc_latencies(
                 args = {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
                 return await mem.call_tool("u", f"a{next(agent)}", "t", "memory", args)
 
-            return await latencies(add, calls, concurrency)
+            started = process_cpu_seconds(proc.pid)
+            samples = await latencies(add, calls, concurrency)
+            return samples, process_cpu_seconds(proc.pid) - started
 
 
 async def main(calls: int, agents: int, concurrency: int, baseline: str, rounds: int) -> None:
     hermes: list[float] = []
     samples: dict[str, list[float]] = {f"memsvc {baseline}": [], "memsvc, this tree": []}
+    cpu = dict.fromkeys(samples, 0.0)
     with source_tree(baseline) as old:
         # the three alternate, so that a machine busier in one part of the run weighs on all
         for _ in range(rounds):
             hermes += hermes_latencies(calls, max(1, calls // agents))
             for name, tree in zip(samples, (old, None), strict=True):
-                samples[name] += await memsvc_latencies(tree, calls, agents, concurrency)
+                ours, seconds = await memsvc_latencies(tree, calls, agents, concurrency)
+                samples[name] += ours
+                cpu[name] += seconds
     rows = [
         (f"{name}, {concurrency} at once", pct(ours, 50), pct(ours, 99))
         for name, ours in samples.items()
@@ -100,6 +118,8 @@ async def main(calls: int, agents: int, concurrency: int, baseline: str, rounds:
         (pct(hermes, 50), pct(hermes, 99)),
         "Hermes MemoryStore.add",
     )
+    for name, seconds in cpu.items():
+        sys.stdout.write(f"  {name}: worker CPU {seconds / len(samples[name]) * 1000:.3f} ms/add\n")
 
 
 if __name__ == "__main__":
