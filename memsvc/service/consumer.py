@@ -7,7 +7,9 @@ dies mid-event leaves it pending, and after ``claim_idle`` another worker claims
 and completes it; receipts make a redelivered write apply once. A live worker
 refreshes the events it is still working on every heartbeat, so a slow event is
 never claimed away from it; if it stalled so long that another worker claimed
-one anyway, it drops its own run of that event (the new owner finishes it once). An event that
+one anyway, it drops its own run of that event when its heartbeat sees the claim
+first (if it finishes first, both runs reply and log; receipts keep the effect
+single). An event that
 cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
 dead-event list with its error and never blocks the stream.
 """
