@@ -136,6 +136,16 @@ INJECTIONS = [
 ]
 
 
+async def finished(service: Service, event_id: str) -> None:
+    """Wait for a call answered as pending to be logged: its outcome can be read a moment
+    earlier (at the commit), before a refusal has counted against its turn."""
+
+    async def logged() -> bool:
+        return any(e.event_id == event_id for e in await service.log())
+
+    await until(logged, timeout=120)
+
+
 def random_call(rng: random.Random) -> dict[str, Any]:
     """One tool call of every kind the model makes, accepted or refused."""
     target = rng.choice(["user", "memory"])
@@ -185,12 +195,7 @@ async def test_500_random_tool_calls_through_two_workers_replay_to_the_same_byte
         for agent, thread, args in calls[user]:
             result = await service.client.call_tool(user, agent, thread, "memory", args)
             if result.get("pending"):  # a busy machine: wait for it, keep each file in order
-                event_id = result["event_id"]
-
-                async def applied(event_id: str = event_id, user: str = user) -> bool:
-                    return await service.client.write_outcome(user, event_id) is not None
-
-                await until(applied, timeout=120)
+                await finished(service, result["event_id"])
             results.append(result)
 
     await asyncio.gather(*(drive(user) for user in users))
@@ -229,12 +234,7 @@ async def test_writes_racing_for_one_file_replay_in_the_order_they_were_applied(
         for args in calls[agent]:
             result = await service.client.call_tool("u1", agent, "t", "memory", args)
             if result.get("pending"):  # a busy machine: wait for it
-                event_id = result["event_id"]
-
-                async def applied(event_id: str = event_id) -> bool:
-                    return await service.client.write_outcome("u1", event_id) is not None
-
-                await until(applied, timeout=120)
+                await finished(service, result["event_id"])
 
     await asyncio.gather(*(drive(agent) for agent in agents))
     records = [e for e in await service.log() if e.type == "memory_write" and e.outcome == "ok"]
@@ -250,10 +250,16 @@ async def test_writes_racing_for_one_file_replay_in_the_order_they_were_applied(
     )
     assert report.events == len(records)
     assert set(report.files.values()) == {"same"}
-    # Only refusals made before the lock may read otherwise: they quote the entries as
-    # they were when the call came in, which nothing orders.
+    # A write that landed reads the same. A refusal may read otherwise: it quotes the
+    # entries as they were when the call came in, and the turn's failure count, which
+    # writes batched across two workers on a loaded machine do not order.
     by_id = {e.event_id: e for e in records}
-    assert [d for d in report.different_results if "position" in by_id[d["event_id"]].detail] == []
+    landed_differently = [
+        d
+        for d in report.different_results
+        if "position" in by_id[d["event_id"]].detail and d["logged"].get("success")
+    ]
+    assert landed_differently == []
 
 
 async def test_a_persons_edits_by_index_replay_like_the_models_writes(
