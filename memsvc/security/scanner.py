@@ -283,9 +283,14 @@ def _prepare(text: str) -> tuple[str, str, View, bool]:
 
 
 def learned_view(text: str) -> str:
-    """The text as the learned scorer reads it: the rules' folded view, CJK simplified."""
+    """The text as the learned scorer reads it, in training as in a scan."""
     _, spaced, view, cjk = _prepare(text)
     folded, _ = canonical.folded(spaced, view.words)
+    return _scored(folded, cjk)
+
+
+def _scored(folded: str, cjk: bool) -> str:
+    """The rules' folded view as the scorer reads it: CJK text in simplified characters."""
     return folded.translate(_TRAD_TO_SIMP) if cjk else folded
 
 
@@ -308,7 +313,7 @@ def _scan_patterns(text: str, depth: int = 0, *, scored: bool = True) -> list[st
             if hidden := _scan_patterns(payload, depth + 1, scored=scored):
                 found += ["encoded_payload", *hidden]
     if scored and not found:
-        return _learned_findings(folded.translate(_TRAD_TO_SIMP) if cjk else folded, len(text))
+        return _learned_findings(_scored(folded, cjk), len(text))
     found = list(dict.fromkeys(found))
     if _NARROWER_OVERRIDES.intersection(found):  # one finding for one override
         return [f for f in found if f != "override_instructions"]
