@@ -17,7 +17,7 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:lock:memory:<agent>`` | string | lease | writer lock of an agent's ``MEMORY.md`` |
 | ``{p}:{<user>}:lock:config`` | string | lease | one update of the user's override file at a time |
 | ``{p}:{<user>}:snap:<agent>:<thread>`` | string | snapshot ttl | a thread's frozen snapshot |
-| ``{p}:{<user>}:fails:<agent>:<thread>`` | string | 1 h | consolidation failures this turn |
+| ``{p}:{<user>}:failed:<agent>:<thread>`` | hash | 1 h | events refused this turn (the cap) |
 | ``{p}:{<user>}:thread:<agent>`` | string | session ttl | the agent's most recent thread |
 | ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
 | ``{p}:{<user>}:turnq:<agent>:<thread>`` | list | session ttl | turns published, not yet numbered |
@@ -115,7 +115,7 @@ class Keys:
         return f"{self._user(user_id)}:snapbody:"
 
     def failures(self, user_id: str, agent_id: str, thread_id: str) -> str:
-        return self._thread("fails", user_id, agent_id, thread_id)
+        return self._thread("failed", user_id, agent_id, thread_id)
 
     def turns(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("turns", user_id, agent_id, thread_id)

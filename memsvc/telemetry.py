@@ -14,8 +14,9 @@ class Telemetry:
     """The counts memsvc reports; this one drops them."""
 
     def event_done(self, event_type: str, outcome: str, seconds: float) -> None:
-        """A worker finished an event: ``ok``, ``error`` (to be retried), ``dead`` or
-        ``invalid``, after ``seconds`` of handling."""
+        """A worker finished an event: ``ok``, ``error`` (to be retried), ``dead``,
+        ``invalid`` or ``taken_over`` (another worker claimed it from this stalled one and
+        answers it), after ``seconds`` of handling."""
 
     def lock_waited(self, kind: str, seconds: float) -> None:
         """A writer waited ``seconds`` for a lock (``redis`` lease or ``file`` lock)."""

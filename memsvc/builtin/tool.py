@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -48,7 +49,9 @@ class ToolOutcome:
 class FailureCounter(Protocol):
     """Consecutive consolidation failures per thread, reset when a turn starts."""
 
-    async def record(self, thread_id: str) -> int: ...
+    async def record(self, thread_id: str, event: str) -> int:
+        """Count the refusal of ``event`` (once, however often it runs); the turn's count."""
+        ...
 
     async def reset(self, thread_id: str) -> None: ...
 
@@ -135,7 +138,9 @@ class MemoryTool:
             try:
                 apply(entries, ops, limit)  # adds alone over the limit: this raises
             except EditRejected as rejected:
-                return await self._refused(rejected, target, entries, ops, batch, thread_id)
+                return await self._refused(
+                    rejected, target, entries, ops, batch, thread_id, receipt
+                )
         if sum(len(op.content) for op in ops) > SCAN_IN_THREAD_CHARS:
             # many KB of patterns would hold the event loop every other user's call runs on
             problem = await asyncio.to_thread(self._content_problem, ops, batch, limit)
@@ -210,7 +215,7 @@ class MemoryTool:
             entries = rejected.against
             if entries is None:
                 entries = await self._store.read(target)
-            refused = await self._refused(rejected, target, entries, ops, batch, thread_id)
+            refused = await self._refused(rejected, target, entries, ops, batch, thread_id, receipt)
             return dataclasses.replace(refused, position=rejected.position)
         except (LockTimeoutError, LockLostError):
             return ToolOutcome(replies.busy(self._view(target)), target)
@@ -229,10 +234,13 @@ class MemoryTool:
         ops: list[Op],
         batch: bool,
         thread_id: str | None,
+        receipt: EventReceipt | None,
     ) -> ToolOutcome:
         error, counts = replies.rejection(self._view(target), rejected, entries, ops, batch)
         if counts and thread_id is not None:
-            error = replies.gave_up(await self._failures.record(thread_id)) or error
+            # a redelivered event counts once; a call without a receipt, every time
+            event = receipt.key if receipt is not None else uuid.uuid4().hex
+            error = replies.gave_up(await self._failures.record(thread_id, event)) or error
         return ToolOutcome(error, target)
 
     def _vet(self, before: list[str], applied: Applied) -> None:

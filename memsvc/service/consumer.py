@@ -7,9 +7,9 @@ dies mid-event leaves it pending, and after ``claim_idle`` another worker claims
 and completes it; receipts make a redelivered write apply once. A live worker
 refreshes the events it is still working on every heartbeat, so a slow event is
 never claimed away from it; if it stalled so long that another worker claimed
-one anyway, it drops its own run of that event when its heartbeat sees the claim
-first (if it finishes first, both runs reply and log; receipts keep the effect
-single). An event that
+one anyway, it drops its own run of that event, whether its heartbeat sees the
+claim first or its run gets to the end first (a run whose hold was last confirmed
+more than half a ``claim_idle`` ago asks before it replies). An event that
 cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
 dead-event list with its error and never blocks the stream.
 """
@@ -70,6 +70,8 @@ class Consumer:
         self._event_timeout = settings.event_timeout_seconds
         self._slots = asyncio.Semaphore(self._concurrency)
         self._inflight: dict[str, asyncio.Task[None]] = {}  # stream id -> its run
+        # stream id -> when this worker last knew it held the event (read, claim, heartbeat)
+        self._held_since: dict[str, float] = {}
         self._threads = LocalQueues()
         self._stopping = asyncio.Event()
         self._not_reading = asyncio.Event()  # clear while run() may still start events
@@ -148,10 +150,12 @@ class Consumer:
             return  # claimed back while our own run of it is still going
         task = asyncio.create_task(self._guarded(delivery))
         self._inflight[delivery.stream_id] = task
+        self._held_since[delivery.stream_id] = time.monotonic()
 
         def done(_: asyncio.Task[None], stream_id: str = delivery.stream_id) -> None:
             if self._inflight.get(stream_id) is task:
                 del self._inflight[stream_id]
+                self._held_since.pop(stream_id, None)
 
         task.add_done_callback(done)
 
@@ -196,7 +200,11 @@ class Consumer:
     async def _keep_held(self) -> None:
         """Refresh the events in flight; drop the runs of any another worker took over."""
         running = dict(self._inflight)
+        asked = time.monotonic()
         still_mine = await self._bus.refresh(self.name, list(running))
+        for stream_id in still_mine:
+            if self._inflight.get(stream_id) is running.get(stream_id):
+                self._held_since[stream_id] = asked
         for stream_id, task in running.items():
             if stream_id not in still_mine and not task.done():
                 # Acknowledged a moment ago, or claimed by another worker while this one
@@ -232,6 +240,8 @@ class Consumer:
             outcome = await self._failed(delivery, event, exc, base)
             telemetry.current().event_done(event.type, outcome, time.perf_counter() - started)
             return
+        if not await self._still_held(delivery):
+            return  # another worker took it over while this run stalled: it answers
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
         reply_to = self._inbox(event.reply_to)
@@ -243,13 +253,51 @@ class Consumer:
                 reply = None
             for action in handled.after_reply:  # before the ack: a crash here is redelivered
                 await action()
-        await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply)
-        telemetry.current().event_done(event.type, "ok", time.perf_counter() - started)
+        if await self._finish(delivery, record, reply_to=reply_to, reply=reply):
+            telemetry.current().event_done(event.type, "ok", time.perf_counter() - started)
+
+    async def _still_held(self, delivery: Delivery) -> bool:
+        """Whether this worker still holds ``delivery``, asking Redis only when it may not.
+
+        Another worker claims an event only after ``claim_idle`` without a refresh, so one
+        this worker read, claimed or refreshed within half of that is still its own: the
+        question costs a round trip only after a stall that kept the heartbeat away. A
+        positive answer refreshes the event, so it stays this worker's for another
+        ``claim_idle``: both runs of one event finish only if a worker stalls that long
+        between this check and its finish.
+        """
+        stream_id = delivery.stream_id
+        since = self._held_since.get(stream_id)
+        if since is not None and time.monotonic() - since < self._claim_idle_ms / 2000:
+            return True
+        asked = time.monotonic()
+        if stream_id in await self._bus.refresh(self.name, [stream_id]):
+            self._held_since[stream_id] = asked
+            return True
+        log.warning("event_taken_over", stream_id=stream_id, consumer=self.name)
+        return False
+
+    async def _finish(
+        self,
+        delivery: Delivery,
+        record: LogRecord,
+        *,
+        reply_to: str | None,
+        reply: dict[str, Any] | None,
+        dead: dict[str, Any] | None = None,
+    ) -> bool:
+        """Reply, log and acknowledge (see :meth:`EventBus.finish`) if this worker still holds
+        the event; ``False`` when another worker took it over, which answers and logs it."""
+        if not await self._still_held(delivery):
+            return False
+        await self._bus.finish(delivery, record, reply_to=reply_to, reply=reply, dead=dead)
+        return True
 
     async def _failed(
         self, delivery: Delivery, event: Event, exc: Exception, base: dict[str, Any]
     ) -> str:
-        """Record the failure; the outcome: ``error`` (delivered again later) or ``dead``."""
+        """Record the failure; the outcome: ``error`` (delivered again later), ``dead``, or
+        ``taken_over`` (another worker claimed the event while this run stalled)."""
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         # a failure a retry cannot fix is answered at once instead of redelivered
         final = not is_retryable(exc) or delivery.deliveries >= self._max_deliveries
@@ -257,18 +305,21 @@ class Consumer:
         if not final:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
             return "error"  # left pending: claimed and retried after claim_idle
+        if not await self._still_held(delivery):
+            return "taken_over"
         reply_to = self._inbox(event.reply_to)
         reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
         if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
             parked = Receipt({"success": False, "error": error, "parked": True}, "memory", [])
             await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
-        await self._bus.finish(
+        if not await self._finish(
             delivery,
             self._record(event, "dead", {**base, "error": error}),
             reply_to=reply_to,
             reply=reply,
             dead={"error": error, "event_id": event.id},
-        )
+        ):
+            return "taken_over"
         return "dead"
 
     async def _invalid(self, delivery: Delivery, invalid: InvalidEvent) -> None:
@@ -290,7 +341,7 @@ class Consumer:
             },
         )
         reply = {"id": event_id, "ok": False, "error": f"invalid event: {invalid.reason}"}
-        await self._bus.finish(
+        await self._finish(
             delivery,
             record,
             reply_to=reply_to,

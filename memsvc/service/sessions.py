@@ -135,7 +135,12 @@ class SessionState:
 
 
 class TurnFailures:
-    """Consecutive consolidation failures of one agent, per thread, reset when a turn starts."""
+    """Consecutive consolidation failures of one agent, per thread, reset when a turn starts.
+
+    A thread's failures are a hash of the events refused: an event run twice (redelivered
+    after a worker died, or run by a stalled worker and the one that claimed it) counts
+    once.
+    """
 
     def __init__(self, redis: Redis, keys: Keys, user_id: str, agent_id: str) -> None:
         self._redis = redis
@@ -143,12 +148,13 @@ class TurnFailures:
         self._user = user_id
         self._agent = agent_id
 
-    async def record(self, thread_id: str) -> int:
+    async def record(self, thread_id: str, event: str) -> int:
         key = self.key(thread_id)
         async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.incr(key)
+            pipe.hset(key, event, "1")
             pipe.expire(key, FAILURES_TTL_SECONDS)
-            count, _ = await pipe.execute()
+            pipe.hlen(key)
+            *_, count = await pipe.execute()
         return cast(int, count)
 
     async def reset(self, thread_id: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 from memsvc.client import MemoryClient
 from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
+from memsvc.service.consumer import Consumer
 from memsvc.service.handlers import EventHandlers, Handled
 from memsvc.service.runtime import Runtime
 from memsvc.store.edits import Op
@@ -519,10 +520,11 @@ async def test_an_event_running_three_claim_idles_is_processed_and_logged_once(
     assert [(e.outcome, e.detail["deliveries"]) for e in entries] == [("ok", 1)]
 
 
-async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_took(
-    service: Service, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A stalled worker (no heartbeat) loses its event; when it wakes it does not run it twice."""
+async def _first_run_stalls_and_is_taken_over(
+    service: Service, monkeypatch: pytest.MonkeyPatch, release: asyncio.Event
+) -> tuple[Consumer, list[str]]:
+    """The first worker's run of a write stalls until ``release``, its heartbeat stopped; a
+    second worker claims the write and answers the caller. The worker and the runs made."""
     first = service.consumers[0][0]
     stalled = asyncio.Event()
     original = EventHandlers.handle
@@ -532,14 +534,11 @@ async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_too
         runs.append(event.id)
         if len(runs) == 1:
             stalled.set()
-            await asyncio.sleep(3600)  # cancelled once the worker sees it lost the event
+            await release.wait()
         return await original(self, event)
 
-    async def no_heartbeat() -> None:
-        await stalled.wait()
-        await asyncio.sleep(3 * service.settings.claim_idle_seconds)  # the stall
-        still_mine = await service.runtime.bus.refresh(first.name, list(first._inflight))
-        assert still_mine == set()  # the second worker took it over meanwhile
+    async def no_heartbeat() -> None:  # the beat's time passes and nothing is refreshed
+        await asyncio.sleep(service.settings.claim_idle_seconds)
 
     monkeypatch.setattr(EventHandlers, "handle", handle)
     monkeypatch.setattr(first, "_keep_held", no_heartbeat)
@@ -547,7 +546,17 @@ async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_too
     await stalled.wait()
     service.start_consumer("w2", service.worker_runtime())
     assert (await call)["success"] is True
-    monkeypatch.undo()  # the first worker's heartbeat runs again and finds the event gone
+    return first, runs
+
+
+async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_took(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stalled worker (no heartbeat) loses its event; when it wakes it does not run it twice."""
+    first, _ = await _first_run_stalls_and_is_taken_over(service, monkeypatch, asyncio.Event())
+    still_mine = await service.runtime.bus.refresh(first.name, list(first._inflight))
+    assert still_mine == set()  # the second worker took it over meanwhile
+    monkeypatch.undo()  # the first worker's heartbeat runs again, finds the event gone, cancels
 
     async def finished() -> bool:
         return not first._inflight
@@ -555,6 +564,30 @@ async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_too
     await until(finished)
     entries = await service.log()
     assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
+
+
+async def test_a_stalled_worker_that_finishes_first_leaves_the_event_to_its_new_owner(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stalled run gets to its end before any heartbeat of its worker: it asks whether it
+    still holds the event, and neither replies nor logs; the worker that took it does."""
+    release = asyncio.Event()
+    first, runs = await _first_run_stalls_and_is_taken_over(service, monkeypatch, release)
+
+    async def second_logged() -> bool:
+        return len(await service.log()) == 1
+
+    await until(second_logged)
+    release.set()  # the stalled run ends now, its hold last confirmed claim_idle ago
+
+    async def finished() -> bool:
+        return not first._inflight
+
+    await until(finished)
+    entries = await service.log()
+    assert len(runs) == 2
+    assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
+    assert await service.runtime.bus.pending_count() == 0
 
 
 async def _busy_for(

@@ -67,11 +67,20 @@ async def test_an_agents_own_turn_numbers_are_kept(fake_redis: Redis) -> None:
 async def test_failure_counts_are_per_thread_expire_and_reset(fake_redis: Redis) -> None:
     keys = Keys("t")
     failures = SessionState(fake_redis, keys).failures("u", "a")
-    assert [await failures.record("t1") for _ in range(3)] == [1, 2, 3]
-    assert await failures.record("t2") == 1
+    assert [await failures.record("t1", f"e{n}") for n in range(3)] == [1, 2, 3]
+    assert await failures.record("t2", "e0") == 1
     assert 0 < await fake_redis.ttl(keys.failures("u", "a", "t1")) <= FAILURES_TTL_SECONDS
     await failures.reset("t1")
-    assert await failures.record("t1") == 1
+    assert await failures.record("t1", "e9") == 1
+
+
+async def test_an_event_refused_twice_counts_once(fake_redis: Redis) -> None:
+    """A refused write run again (redelivered, or by a stalled worker and the one that took it
+    over) is one failure of the turn, not two."""
+    failures = SessionState(fake_redis, Keys("t")).failures("u", "a")
+    assert await failures.record("t1", "e1") == 1
+    assert await failures.record("t1", "e1") == 1
+    assert await failures.record("t1", "e2") == 2
 
 
 async def test_the_turn_ledger_remembers_only_the_newest_turns(fake_redis: Redis) -> None:

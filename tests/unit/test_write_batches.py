@@ -141,7 +141,7 @@ async def test_each_event_of_a_batch_keeps_its_own_receipt_and_applies_once(
     failures = SessionState(fake_redis, KEYS).failures("u1", "a1")
     tool = MemoryTool(store, Scanner(), failures)
     receipts = Receipts(fake_redis, KEYS)
-    await failures.record("t")  # a failure earlier in the turn: a successful write clears it
+    await failures.record("t", "e0")  # a failure earlier in the turn: a successful write clears it
 
     async def call(n: int) -> dict[str, Any]:
         args = {"action": "add", "target": "user", "content": f"entry {n}"}
