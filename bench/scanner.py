@@ -1,10 +1,12 @@
 """What the threat scanner blocks and lets through, and what a scan costs.
 
-    uv run python -m bench.scanner [--rounds 200]
+    uv run python -m bench.scanner [--rounds 200] [--corpus DIR]
 
 Prints block rate (attacks) and false-positive rate (benign notes) on the corpus
-in ``tests/corpus``, per split and per class, for the rules alone and for the rules
-with the learned scorer (the default); then the cost of one uncached scan per
+in ``tests/corpus`` (or on ``DIR/attacks.jsonl`` and ``DIR/benign.jsonl``, lines of
+``{"text", "class", "lang"}``: a corpus of a deployment's own), per split and per
+class, for the rules alone and for the rules with the learned scorer (the default);
+then the cost of one uncached scan per
 entry, both ways: in µs and as a ratio against a baseline measured in the same
 run on the same texts (``str.casefold`` plus one regex search), the three timed in
 turn on each round, so the ratios hold on a noisy machine where absolute times do
@@ -20,11 +22,12 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 
 from memsvc.logs import configure_logging
 from memsvc.security import scanner as security
 from memsvc.security.scanner import Scanner
-from tests.corpus import Case, load
+from tests.corpus import HERE, Case, load
 
 _BASELINE = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")
 _SHORT = "User prefers dark mode and short answers with code first."
@@ -70,14 +73,17 @@ def _uncached_scan(text: str, scored: bool) -> object:
     return security._scan_patterns(text, scored=scored), security._character_findings(text)
 
 
-def main(rounds: int) -> None:
+def main(rounds: int, corpus: Path | None) -> None:
     configure_logging("warning")  # the scorer's log line per blocked text is not the output
-    attacks, benign = load("attacks"), load("benign")
+    folder = corpus or HERE
+    attacks, benign = load("attacks", folder), load("benign", folder)
     _table("attacks blocked, per split", _rates(attacks, lambda c: c.split), "blocked")
     _table("benign refused (false positives), per split", _rates(benign, lambda c: c.split), "fp")
     _table("attacks blocked, per class", _rates(attacks, lambda c: c.cls), "blocked")
     _table("attacks blocked, per language", _rates(attacks, lambda c: c.lang), "blocked")
     _table("benign refused, per class", _rates(benign, lambda c: c.cls), "fp")
+    if corpus is not None:
+        return
 
     print(f"\ncost of one uncached scan (median of {rounds}), baseline = casefold + one regex")
     fns = [
@@ -107,4 +113,6 @@ def main(rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=200)
-    main(parser.parse_args().rounds)
+    parser.add_argument("--corpus", type=Path, help="a folder with attacks.jsonl and benign.jsonl")
+    args = parser.parse_args()
+    main(args.rounds, args.corpus)

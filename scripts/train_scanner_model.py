@@ -1,4 +1,4 @@
-"""Train the scanner's learned layer on the dev split and write its weights file.
+"""Train the scanner's learned layer on the dev and train splits; write its weights file.
 
     uv run python -m scripts.train_scanner_model            # write the shipped file
     uv run python -m scripts.train_scanner_model --check    # compare with the shipped file
@@ -7,17 +7,17 @@
 A logistic regression (FTRL-proximal: a learning rate per weight, and an L1 term that
 leaves most weights exactly zero, so the shipped file holds only the few thousand that
 matter) over the features of :mod:`memsvc.security.learned`, trained on the ``dev``
-split of ``tests/corpus`` only: the ``holdout`` split is never read here. A long attack
-is a multiple-instance example: each epoch its highest-scoring window stands for it
-(the rest of a buried attack is an honest note). It is a few dozen lines of the
+and ``train`` splits of ``tests/corpus`` only: the ``holdout`` split is never read
+here. A long attack is a multiple-instance example: each epoch its highest-scoring
+window stands for it (the rest of a buried attack is an honest note). It is a few dozen lines of the
 standard library, so training needs nothing that memsvc does not already install.
 
-The cut is chosen by cross-validation on dev: five folds, each a contiguous block of
+The cut is chosen by cross-validation on those splits: five folds, each a contiguous block of
 each corpus file. The files are in the order their parts were written, so a part, and
 the paraphrases written from it, mostly fall in one fold, and a fold is scored by a
 model that did not see its wording: an estimate for new wording rather than for the
-corpus. The cut is the lowest at which at most 1% of dev's honest notes, scored out
-of fold, are blocked; the final model is trained on all of dev with the same
+corpus. The cut is the lowest at which at most 1% of their honest notes, scored out
+of fold, are blocked; the final model is trained on all of them with the same
 settings. Everything is deterministic (a fixed seed, fixed orders, integer weights),
 so the file this writes is the file in the repository, in any process.
 """
@@ -40,8 +40,9 @@ from tests.corpus import Case, load
 
 SEED = 20_240_611
 FOLDS = 5
-MAX_FP = 0.01  # of dev's benign notes blocked by the model, scored out of fold
+MAX_FP = 0.01  # of the benign notes trained on blocked by the model, scored out of fold
 SCALE = 1 / 64  # logit units per integer weight unit
+TRAINED_ON = ("dev", "train")  # the splits the model learns from; never ``holdout``
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Params:
     epochs: int = 16
 
 
-SPEC = Spec(window=48)
+SPEC = Spec(window=48, stem=5)
 PARAMS = Params()
 
 
@@ -127,7 +128,7 @@ def quantise(spec: Spec, bias: float, weights: dict[str, float], cut: int = 0) -
 
 def score(scorer: Scorer, example: Example) -> int:
     """The example's highest window score, from its feature keys."""
-    words, pairs = scorer.words, scorer.pairs
+    words, stemmed, pairs = scorer.words, scorer.stems, scorer.pairs
     best = None
     for keys in example.windows:
         total = scorer.bias
@@ -135,6 +136,8 @@ def score(scorer: Scorer, example: Example) -> int:
             if " " in key:
                 first, second = key.split(" ")
                 total += pairs.get((first, second), 0)
+            elif key.endswith(learned.STEM_MARK):
+                total += stemmed.get(key[: -len(learned.STEM_MARK)], 0)
             else:
                 total += words.get(key, 0)
         best = total if best is None else max(best, total)
@@ -189,28 +192,29 @@ def report(data: list[Example], scores: list[int], cut: int) -> list[str]:
 
 
 def build(spec: Spec = SPEC, params: Params = PARAMS, verbose: bool = True) -> Scorer:
-    """The model the repository ships: the cut from cross-validation, weights from all of dev."""
-    data = dev_examples(spec)
+    """The model the repository ships: the cut from cross-validation, weights from all data."""
+    data = training_examples(spec)
     scores = cross_validate(data, spec, params)
     cut = choose_cut(data, scores)
     if verbose:
-        print(f"cross-validated on dev ({FOLDS} contiguous folds), cut {cut} ({cut * SCALE:+.3f})")
+        splits = "+".join(TRAINED_ON)
+        print(f"cross-validated on {splits} ({FOLDS} contiguous folds), cut {cut}")
         print("\n".join(report(data, scores, cut)))
     bias, weights = train(data, params)
     return quantise(spec, bias, weights, cut)
 
 
-def dev_examples(spec: Spec) -> list[Example]:
-    attacks = [c for c in load("attacks") if c.split == "dev"]
-    benign = [c for c in load("benign") if c.split == "dev"]
+def training_examples(spec: Spec) -> list[Example]:
+    attacks = [c for c in load("attacks") if c.split in TRAINED_ON]
+    benign = [c for c in load("benign") if c.split in TRAINED_ON]
     return examples(attacks, 1, spec) + examples(benign, 0, spec)
 
 
 def search() -> None:
-    """Cross-validated share of dev's attacks blocked at the 1% cut, for a grid of settings."""
+    """Cross-validated share of the attacks blocked at the 1% cut, for a grid of settings."""
     for window in (24, 48, 64):
-        spec = Spec(window=window)
-        data = dev_examples(spec)
+        spec = Spec(window=window, stem=SPEC.stem)
+        data = training_examples(spec)
         for alpha, l1, epochs in itertools.product((0.1, 0.3), (1.0, 3.0), (8, 16)):
             params = Params(alpha=alpha, l1=l1, epochs=epochs)
             scores = cross_validate(data, spec, params)
@@ -231,7 +235,7 @@ def main() -> int:
         return 0
     scorer = build()
     raw = learned.dump(scorer)
-    print(f"{len(scorer.words) + len(scorer.pairs)} weights, {len(raw)} bytes")
+    print(f"{len(scorer.to_json()['weights'])} weights, {len(raw)} bytes")
     if args.check:
         same = args.out.exists() and args.out.read_bytes() == raw
         print("the shipped file is what this script produces" if same else "the files differ")

@@ -56,6 +56,21 @@ _LEET_INSIDE = re.compile(rb"[a-z][0-9]+[a-z]")
 _PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
+# Escapes of a programming language: "\x69\x67", "0x69, 0x67", "\u0069\u0067".
+_ESCAPE_RUN = re.compile(r"(?:(?:\\x|0x)[0-9a-fA-F]{2}[ ,]{0,2}|\\u[0-9a-fA-F]{4}){8,}")
+_ESCAPE = re.compile(r"(?:\\x|0x)([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
+# Base32 (RFC 4648): capitals and the digits 2-7, a run too long for a word or an acronym.
+_BASE32_RUN = re.compile(r"\b[A-Z2-7]{16,}={0,6}")
+# Bytes written as eight binary digits each: "01101001 01100111".
+_BINARY_RUN = re.compile(r"\b(?:[01]{8} ?){6,}")
+# International Morse code: letters of dots and dashes, words apart by " / " or three spaces.
+_MORSE_CODE = r"[.\-]{1,6}"
+_MORSE_RUN = re.compile(rf"(?:{_MORSE_CODE}(?: {{1,3}}| ?/ ?)){{7,}}{_MORSE_CODE}")
+_MORSE_LETTERS = (
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- "
+    ".-- -..- -.-- --.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."
+)
+_MORSE = dict(zip(_MORSE_LETTERS.split(" "), "abcdefghijklmnopqrstuvwxyz0123456789", strict=True))
 # HTML character references, decimal or hex: "&#68;&#105;&#115;" spells "Dis".
 _ENTITY_RUN = re.compile(r"(?:&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});\s?){3,}")
 # A line broken inside a word ("ign\nore all prev\nious"), not between words or items.
@@ -177,6 +192,20 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
     if longest >= 24 or sum(len(w) == 2 for w in words) >= 8:
         for match in _HEX_RUN.finditer(text):
             yield _from_hex(match.group())
+    # one-character probes first: a longer substring search costs microseconds on a long note
+    digits = "0" in text and "1" in text
+    if ("\\" in text or (digits and "0x" in text)) and _ESCAPE_RUN.search(text):
+        for match in _ESCAPE_RUN.finditer(text):
+            yield _from_escapes(match.group())
+    if longest >= 16:
+        for match in _BASE32_RUN.finditer(text):
+            yield _from_base32(match.group())
+    if digits and ("0000" in text or "1111" in text or "0110" in text):
+        for match in _BINARY_RUN.finditer(text):
+            yield _from_binary(match.group())
+    if text.count("-") >= 8 and (".-" in text or "-." in text):
+        for match in _MORSE_RUN.finditer(text):
+            yield _from_morse(match.group())
     if "+" in text and _CONCATENATION.search(text):
         yield _CONCATENATION.sub(lambda m: "".join(x[1] for x in _LITERAL.findall(m.group())), text)
     lowered = text.lower()
@@ -203,6 +232,40 @@ def _from_hex(run: str) -> str:
         return bytes.fromhex(re.sub(r"[ :]", "", run)).decode("utf-8")
     except ValueError:
         return ""
+
+
+def _from_escapes(run: str) -> str:
+    """Byte escapes as UTF-8 (``\\xe4\\xbd\\xa0`` is one character), ``\\u`` ones as code
+    points."""
+    out, pending = [], bytearray()
+    for byte, point in _ESCAPE.findall(run):
+        if byte:
+            pending.append(int(byte, 16))
+            continue
+        out.append(pending.decode("utf-8", "replace"))
+        pending.clear()
+        out.append(chr(int(point, 16)))
+    out.append(pending.decode("utf-8", "replace"))
+    return "".join(out)
+
+
+def _from_base32(run: str) -> str:
+    run = run.rstrip("=")
+    try:
+        return base64.b32decode(run + "=" * (-len(run) % 8)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return ""
+
+
+def _from_binary(run: str) -> str:
+    digits = run.replace(" ", "")
+    raw = bytes(int(digits[i : i + 8], 2) for i in range(0, len(digits) - 7, 8))
+    return raw.decode("utf-8", "replace")
+
+
+def _from_morse(run: str) -> str:
+    words = re.split(r" ?/ ?| {3}", run)
+    return " ".join("".join(_MORSE.get(code, "") for code in word.split()) for word in words)
 
 
 def _is_text(decoded: str) -> bool:

@@ -1,14 +1,14 @@
 """A learned second layer beside the rules: a linear model over the words of a text.
 
 The rules block what someone wrote a rule for; on corpora they were never tuned on
-they block about half of the attacks, because the next attack is phrased in words
-no rule names. This layer is a logistic regression over words and word pairs of the
-canonical view the rules read (NFKC, confusables folded, leetspeak and spaced
-letters undone, lower case; CJK text split into characters, so Chinese and Japanese
-get character unigrams and bigrams), trained on the ``dev`` split of
-``tests/corpus`` by ``scripts/train_scanner_model.py``. A text the rules pass is
-blocked as :data:`FINDING` when its score passes the cut chosen by cross-validation
-on the same split.
+they block a quarter to a half of the attacks, because the next attack is phrased
+in words no rule names. This layer is a logistic regression over words, their stems
+and word pairs of the canonical view the rules read (NFKC, confusables folded,
+leetspeak and spaced letters undone, lower case; CJK text split into characters, so
+Chinese and Japanese get character unigrams and bigrams), trained on the ``dev`` and
+``train`` splits of ``tests/corpus`` by ``scripts/train_scanner_model.py``. A text
+the rules pass is blocked as :data:`FINDING` when its score passes the cut chosen by
+cross-validation on the same splits.
 
 The text is read in *windows* of whole sentences up to ``window`` tokens, and the
 highest-scoring window decides, so a long honest note is judged like the short
@@ -32,7 +32,7 @@ import gzip
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise, repeat
 from pathlib import Path
@@ -42,7 +42,7 @@ from memsvc.errors import MemsvcError
 
 FINDING = "learned_injection"
 FORMAT = "memsvc-learned-scorer"
-VERSION = 1
+VERSION = 2
 WEIGHTS_FILE = Path(__file__).with_name("learned_weights.json.gz")
 
 # Sentence ends become NUL and other punctuation a space, one character for one (so
@@ -59,6 +59,8 @@ _TOKEN_TABLE = str.maketrans(
 # token of its own.
 _MARKS = "<>|[]{}`$@#=/~*"
 _MARK_RUN = re.compile(r"[<>|\[\]{}`$@#=/~*]+")
+# Ends the key of a word's stem: "…" is a space to the tokenizer, so no word ends in it.
+STEM_MARK = "…"
 # Characters of scripts written without spaces, each one a token of its own.
 _CJK_CHAR = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
@@ -92,6 +94,7 @@ class Spec:
     """How a text becomes features; stored in the weights file, read back by the scorer."""
 
     window: int = 48  # tokens per window, whole sentences (a longer sentence is cut)
+    stem: int = 0  # a longer word is also counted by its first ``stem`` characters; 0: never
 
 
 def windows(view: str, window: int) -> list[list[str]]:
@@ -118,13 +121,21 @@ def windows(view: str, window: int) -> list[list[str]]:
     return out
 
 
-def features(tokens: list[str]) -> list[str]:
-    """The features of one window, in a fixed order: its words, then its word pairs.
+def stems(tokens: Iterable[str], length: int) -> set[str]:
+    """The stems of the words longer than ``length`` (no function word is longer than five
+    letters): "exfiltrating" and "exfiltrated" share one, so a model that saw one form knows
+    the others (and the inflections of Russian, German or Spanish words)."""
+    return {t[:length] for t in tokens if len(t) > length} if length else set()
+
+
+def features(tokens: list[str], stem: int = 0) -> list[str]:
+    """The features of one window, in a fixed order: its words, their stems, its word pairs.
 
     Each counts once however often it occurs, so a repeated word cannot add up to a
     verdict. English function words are no feature alone (only in pairs).
     """
     out = dict.fromkeys(t for t in tokens if t not in FUNCTION_WORDS)
+    out.update(dict.fromkeys(sorted(s + STEM_MARK for s in stems(tokens, stem))))
     out.update(dict.fromkeys(f"{a} {b}" for a, b in pairwise(tokens)))
     return list(out)
 
@@ -138,6 +149,7 @@ class Scorer:
     bias: int
     cut: int  # a window scoring above this (in weight units) is blocked
     words: dict[str, int]
+    stems: dict[str, int]  # keyed by the stem, without the mark its key has in the file
     pairs: dict[tuple[str, str], int]
 
     @classmethod
@@ -145,21 +157,28 @@ class Scorer:
         cls, spec: Spec, scale: float, bias: int, cut: int, weights: dict[str, int]
     ) -> Scorer:
         words: dict[str, int] = {}
+        stemmed: dict[str, int] = {}
         pairs: dict[tuple[str, str], int] = {}
         for key, weight in weights.items():
             if " " in key:
                 first, second = key.split(" ")
                 pairs[(first, second)] = weight
+            elif key.endswith(STEM_MARK):
+                stemmed[key[: -len(STEM_MARK)]] = weight
             else:
                 words[key] = weight
-        return cls(spec, scale, bias, cut, words, pairs)
+        return cls(spec, scale, bias, cut, words, stemmed, pairs)
 
     def window_scores(self, view: str) -> list[int]:
         """Each window's score in weight units: the bias plus the weights of its features."""
         zero = repeat(0)
         scores = []
+        stem = self.spec.stem
         for tokens in windows(view, self.spec.window):
-            score = self.bias + sum(map(self.words.get, set(tokens), zero))
+            words = set(tokens)
+            score = self.bias + sum(map(self.words.get, words, zero))
+            if stem:
+                score += sum(map(self.stems.get, stems(words, stem), zero))
             score += sum(map(self.pairs.get, set(pairwise(tokens)), zero))
             scores.append(score)
         return scores
@@ -175,11 +194,12 @@ class Scorer:
     def to_json(self) -> dict[str, Any]:
         """The file's content: metadata, then the weights sorted by key."""
         weights = dict(self.words)
+        weights.update({f"{s}{STEM_MARK}": w for s, w in self.stems.items()})
         weights.update({f"{a} {b}": w for (a, b), w in self.pairs.items()})
         return {
             "format": FORMAT,
             "version": VERSION,
-            "spec": {"window": self.spec.window},
+            "spec": {"window": self.spec.window, "stem": self.spec.stem},
             "scale": self.scale,
             "bias": self.bias,
             "cut": self.cut,
@@ -208,13 +228,13 @@ def parse(raw: bytes, source: str = "weights") -> Scorer:
             f"{source}: version {data.get('version')!r}, this code reads version {VERSION}"
         )
     try:
-        spec = Spec(window=_int(data["spec"]["window"]))
+        spec = Spec(window=_int(data["spec"]["window"]), stem=_int(data["spec"]["stem"]))
         weights = {str(k): _int(v) for k, v in data["weights"].items()}
         scale = float(data["scale"])
         bias, cut = _int(data["bias"]), _int(data["cut"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise LearnedModelError(f"{source}: malformed weights file: {exc!r}") from exc
-    if spec.window < 1 or not weights or not math.isfinite(scale) or scale <= 0:
+    if spec.window < 1 or spec.stem < 0 or not weights or not math.isfinite(scale) or scale <= 0:
         raise LearnedModelError(f"{source}: empty or malformed weights file")
     if any(key.count(" ") > 1 or key != key.strip() or not key for key in weights):
         raise LearnedModelError(f"{source}: a key is neither a word nor a pair of words")
@@ -245,4 +265,4 @@ def shipped() -> Scorer:
 def all_features(view: str, spec: Spec) -> Iterator[list[str]]:
     """The features of each window of ``view``, for training and for checking the scorer."""
     for tokens in windows(view, spec.window):
-        yield features(tokens)
+        yield features(tokens, spec.stem)

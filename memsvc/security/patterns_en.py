@@ -25,6 +25,19 @@ _FC = r"(?:[\w'’\-]+[\s,]+){0,8}"  # the same, commas allowed (only before a s
 _SEP = r"[\s,_\-]+"  # words joined by hyphens or underscores ("ignore-all-previous-...")
 _FS = rf"(?:[\w'’]+?{_SEP}){{0,8}}"  # a filler of such words
 _W = r"[^.\n!?;]"  # one character within the same sentence
+# An order to install, run or join something, then up to a clause of words before its name.
+_C2_ORDER = (
+    r"\b(?:install|download|fetch|run|launch|start|execute|deploy|load|stage|drop|spawn"
+    r"|connect(?:s|ing)?(?:\s+back)?\s+to|beacon(?:s|ing)?\s+to|call\s+(?:back|home)\s+to"
+    r"|register\s+(?:with|at)|check\s+in\s+(?:with|at)|report\s+(?:back\s+)?to|join)\b"
+    r"[^.\n]{0,80}?\b"
+)
+_C2_VERBS = (
+    "install download fetch run launch start execute deploy load stage drop spawn connect"
+    " connects connecting beacon beacons beaconing call register check report join"
+)
+# After "://": a host other than the user's own machine (sending there sends nothing out)
+_REMOTE = r"(?!localhost\b|127\.0\.0\.1\b|0\.0\.0\.0\b|\[::1\])"
 # "not", "never", "don't" right before a verb negate it: "never store passwords here".
 _NOT = r"(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)(?<!n’t\s)(?<!\bno\s)"
 
@@ -910,14 +923,27 @@ _EN_RULES = [
         r"\bunset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*",
         "unset",
     ),
+    # Command-and-control named with an order to join it. A name alone is a security
+    # worker's note ("red-team work with Cobalt Strike", "hunts C2 beacons in proxy logs").
     rule(
         "known_c2_framework",
-        r"\b(?:cobalt\s*strike|metasploit|brainworm)\b"
-        r"|\b(?:sliver|havoc|mythic)\s+(?:c2|implant|beacon|framework)\b",
+        rf"{_C2_ORDER}(?:cobalt\s*strike|metasploit|brainworm)\b"
+        rf"|{_C2_ORDER}(?:sliver|havoc|mythic)\s+(?:c2|implant|beacon|framework)\b",
         "cobalt cobaltstrike metasploit brainworm sliver havoc mythic",
+        also=_C2_VERBS,
     ),
-    rule("c2_explicit", r"\bc2\s+(?:server|channel|infrastructure|beacon)\b", "c2"),
-    rule("c2_explicit_long", r"\bcommand\s+and\s+control\b", "control"),
+    rule(
+        "c2_explicit",
+        rf"{_C2_ORDER}c2\s+(?:server|channel|infrastructure|beacon|endpoint|node)\b",
+        "c2",
+        also=_C2_VERBS,
+    ),
+    rule(
+        "c2_explicit_long",
+        rf"{_C2_ORDER}command[\s\-]+and[\s\-]+control\b",
+        "control",
+        also=_C2_VERBS,
+    ),
     # --- exfiltration: anything that carries the conversation or a secret outward ---------
     rule(
         "exfil_curl",
@@ -964,14 +990,19 @@ _EN_RULES = [
     ),
     # Links, images and tags whose URL carries the conversation: the client (or the
     # model, fetching it) sends it out. Also plain URLs templated with conversation data.
+    # A URL on the user's own machine sends nothing out (a Jupyter link's ``?token=<…>``).
     rule(
         "exfil_channel",
         r"(?:!?\[[^\]\n]{0,200}\]\(|\[[^\]\n]{0,200}\]:\s*|<img\b[^>\n]{0,200}?\bsrc\s*=\s*[\"']?|"
         r"<a\b[^>\n]{0,200}?\bhref\s*=\s*[\"']?|<(?:iframe|script|link|source|video|audio)\b"
-        r"[^>\n]{0,200}?\b(?:src|href)\s*=\s*[\"']?)\s*(?:https?:)?//[^)\"'>\n]{1,500}?"
+        r"[^>\n]{0,200}?\b(?:src|href)\s*=\s*[\"']?)\s*(?:https?:)?//"
+        + _REMOTE
+        + r"[^)\"'>\n]{1,500}?"
         r"(?:\{|%7b|\$\{|\$[a-z_]|<|\[|\b(?:conversation|history|chat|transcript|context|summary)\b"
         r"|\buser['’]?s\b|\b(?:last|latest|previous)\s+(?:message|question|reply|answer)\b)"
-        r"|https?://[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<|\[|%(?=\w{2,40}%))\s*(?:the\s+)?"
+        r"|https?://"
+        + _REMOTE
+        + r"[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<|\[|%(?=\w{2,40}%))\s*(?:the\s+)?"
         r"(?:user['’]?s?[\s_]*)?(?:(?:full|entire|whole|last|latest|current)[\s_]+)?(?:user[\s_]+)?"
         r"(?:conversation"
         r"|chat"
@@ -979,17 +1010,23 @@ _EN_RULES = [
         r"|password|api_?key|key|data|memory|input|last|answer|response|reply|current)"
         # who the user is, as a query value: "?name=[full name]&dob=[birthdate]"; a path
         # placeholder ("/project/<name>/") is a link to fill in, not a channel
-        r"|https?://[^\s\"'<>]{1,300}?=(?:\{\{?|%7b|\$\{?|<|\[|%(?=\w{2,40}%))\s*(?:the\s+)?"
+        r"|https?://"
+        + _REMOTE
+        + r"[^\s\"'<>]{1,300}?=(?:\{\{?|%7b|\$\{?|<|\[|%(?=\w{2,40}%))\s*(?:the\s+)?"
         r"(?:user['’]?s?[\s_]*)?(?:(?:full|home|first|last|date[\s_]+of|e-?mail|postal"
         r"|street)[\s_]+)?"
         r"(?:e-?mail|name|address|addr|phone|location|birth\w*|dob|ssn|iban|bal(?:ance)?|card"
-        r"|account)|https?://[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<"
+        r"|account)|https?://" + _REMOTE + r"[^\s\"'<>]{1,300}?[?&=/#](?:\{\{?|%7b|\$\{?|<"
         r"|\[)\s*(?:the\s+)?user['’]?s?[\s_]*(?:e-?mail|name|address|phone|location)"
-        r"|https?://\S{1,300}\s+(?:\w+\s+){0,6}?(?:the\s+user['’]?s\s+(?:last\s+|latest\s+|previous\s+"
+        r"|https?://"
+        + _REMOTE
+        + r"\S{1,300}\s+(?:\w+\s+){0,6}?(?:the\s+user['’]?s\s+(?:last\s+|latest\s+|previous\s+"
         r"|most\s+recent\s+)?(?:message|question|input|reply|answer|request|password|data|prompt)"
         r"|(?:the\s+)?(?:conversation|chat\s+history|transcript)\b)"
         # ... or a capitalised placeholder for it: "save?addr=ADDRESS", "t?phone=PHONE"
-        r"|https?://[^\s\"'<>]{1,300}?[?&]\w{1,30}=(?-i:(?:USER_?|FULL_?|HOME_?|THE_?)?"
+        r"|https?://"
+        + _REMOTE
+        + r"[^\s\"'<>]{1,300}?[?&]\w{1,30}=(?-i:(?:USER_?|FULL_?|HOME_?|THE_?)?"
         r"(?:ADDRESS|ADDR|EMAIL|E_MAIL|NAME|FULLNAME|PHONE|PHONE_?NUMBER|MESSAGE|MSG|INPUT|PROMPT|CHAT"
         r"|CONVERSATION|HISTORY|CONTEXT|SUMMARY|TRANSCRIPT|LOCATION|GPS|DOB|BIRTHDAY|BIRTHDATE|SSN|IBAN"
         r"|CARD|CARD_?NUMBER|CVV|PASSWORD|PASS|SECRET|USERDATA|DATA|NOTES|MEMORY))(?=[&/#\s\"'<>)`]|$)"
@@ -1021,7 +1058,7 @@ _EN_RULES = [
         r"|post|ship|stream|dump|report|relay|replicate|archive|backup)\w{0,3}[_\-.](?:[a-z0-9]{1,20}"
         r"[_\-.])?(?:conversations?|transcripts?|chat_?logs?|chat_?history|chats|user_?messages"
         r"|prompts|history|memory|memories)(?:[_\-.][a-z0-9]{1,20}){0,2}\s*[\"']?\s*[:=]\s*"
-        r"[\"']?(?:https?://(?!localhost\b|127\.0\.0\.1\b|0\.0\.0\.0\b|\[::1\])|\S{1,64}@[\w\-]{1,63}"
+        r"[\"']?(?:https?://" + _REMOTE + r"|\S{1,64}@[\w\-]{1,63}"
         r"\.\w{2,})",
         "conversation conversations transcript transcripts chat chats chatlog chatlogs messages"
         " prompts history memory memories",

@@ -153,8 +153,8 @@ _MENTION_CUES = (
     *("sample", "injection", "test case", "style", "says", "said", "saying", "shouts", "whispers"),
     *("yells", "mutters", "exclaims", "classic", "famous", "usual", "well-known", "infamous"),
     *("('", '("', "(‘", "(“"),
-    *("这类", "这种", "之类", "一类", "这样的", "例如", "比如", "诸如", "譬如", "等"),
 )
+_MENTION_CUES_CJK = ("这类", "这种", "之类", "一类", "这样的", "例如", "比如", "诸如", "譬如", "等")
 # A chat-template token named in a note about the format ("register <|im_start|> and
 # <|im_end|> as special tokens", "Llama 2 uses [INST] and <<SYS>> markers", a message shaped
 # {"role": "system", "content": "..."}) is mentioned, not used: it is followed by a word or a
@@ -267,15 +267,17 @@ def _prepare(text: str) -> tuple[str, str, View, bool]:
     """The text the rules read: NFKC, mentions elided; with CJK, spaced from Latin."""
     normalised = unicodedata.normalize("NFKC", text)
     lowered = normalised.lower()
+    # a one-character probe before each longer search, which costs a microsecond or more
     if (
-        "<|" in lowered
-        or "[inst" in lowered
-        or "<<sys" in lowered
-        or '"role"' in lowered
-        or "_of_" in lowered
+        ("|" in lowered and "<|" in lowered)
+        or ("[" in lowered and "[inst" in lowered)
+        or ("<" in lowered and "<<sys" in lowered)
+        or ('"' in lowered and '"role"' in lowered)
+        or ("_" in lowered and "_of_" in lowered)
     ) and _TEMPLATE_TALK.search(normalised):
         normalised = _TEMPLATE_TOKEN.sub("chat-template token", normalised)
-    if any(cue in lowered for cue in _MENTION_CUES):
+    cues = _MENTION_CUES if lowered.isascii() else _MENTION_CUES + _MENTION_CUES_CJK
+    if any(cue in lowered for cue in cues):
         normalised = _MENTIONED.sub(_elide_quote, normalised)
     cjk = not normalised.isascii() and _CJK.search(normalised) is not None
     spaced = _CJK_LATIN.sub(" ", normalised) if cjk else normalised

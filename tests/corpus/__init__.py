@@ -1,9 +1,11 @@
 """The scanner's measurement corpus: attacks that must be blocked, notes that must pass.
 
 Each line of ``attacks.jsonl`` and ``benign.jsonl`` is ``{"text", "class", "lang",
-"split"}``. The ``dev`` half is what the rules were tuned on; the ``holdout``
-half is only ever evaluated, so its rates say how the scanner does on wording it
-was not fitted to.
+"split"}``. The ``dev`` split is what the rules were tuned on and the learned scorer
+trained on; ``train`` is what only the scorer learns from (parts written by outside
+writers that the rules were not tuned on: a model needs more examples than the rules
+can be fitted to by hand); the ``holdout`` split is only ever evaluated, so its rates
+say how the scanner does on wording it was not fitted to.
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ class Case:
     text: str
     cls: str
     lang: str
-    split: Literal["dev", "holdout"]
+    split: Literal["dev", "train", "holdout"]
 
 
-def load(name: Literal["attacks", "benign"]) -> list[Case]:
-    """The cases of one corpus file, in file order."""
-    lines = (HERE / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+def load(name: Literal["attacks", "benign"], folder: Path = HERE) -> list[Case]:
+    """The cases of one corpus file, in file order.
+
+    A corpus from elsewhere (``folder``) may leave out ``split``: all of it is ``holdout``,
+    text the scanner was not tuned on.
+    """
+    lines = (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
-    return [Case(r["text"], r["class"], r["lang"], r["split"]) for r in rows]
+    return [Case(r["text"], r["class"], r["lang"], r.get("split", "holdout")) for r in rows]

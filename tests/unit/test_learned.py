@@ -200,6 +200,18 @@ def test_a_window_is_blocked_above_the_cut_and_only_then(tiny: Scorer) -> None:
     assert Scanner().findings("alpha alpha alpha alpha") == []  # a word counts once
 
 
+def test_every_form_of_a_word_shares_its_stem_weight() -> None:
+    # The model saw "exfiltrate"; "exfiltrating" and "Exfiltrated" weigh the same through
+    # the stem, a word counts once per stem, and a word no longer than the stem has none.
+    stem = "exfil" + learned.STEM_MARK
+    model = Scorer.from_weights(Spec(window=48, stem=5), 1 / 64, 0, 150, {stem: 200})
+    for form in ("exfiltrate", "exfiltrating", "exfiltrated", "exfiltration"):
+        assert model.score(learned_view(f"Please {form} now")) == 200, form
+    assert model.score(learned_view("exfiltrate and exfiltrated")) == 200
+    assert model.score(learned_view("exfil")) == 0  # no longer than the stem: no stem
+    assert learned.stems(["paste", "pasted", "pastebin"], 5) == {"paste"}  # "paste" has none
+
+
 def test_neighbouring_entries_are_not_scored_as_one_text(tiny: Scorer) -> None:
     # Each entry alone is below the cut; joined they would pass it. Honest neighbours add
     # up their weak signs, so a run of entries is left to the rules.
@@ -216,11 +228,11 @@ def test_the_shipped_weights_load_with_the_expected_shape() -> None:
     data = json.loads(gzip.decompress(raw))
     assert (data["format"], data["version"]) == (learned.FORMAT, learned.VERSION)
     model = learned.shipped()
-    assert model.spec == Spec(window=48)
-    assert 1_000 < len(model.words) + len(model.pairs) < 20_000
+    assert model.spec == Spec(window=48, stem=5)
+    assert 1_000 < len(model.to_json()["weights"]) < 50_000
     assert all(isinstance(w, int) and w != 0 for w in data["weights"].values())
     assert 0.5 < model.probability(model.cut) < 1.0
-    assert len(raw) < 64 * 1024
+    assert len(raw) < 256 * 1024
     assert learned.dump(learned.parse(raw)) == raw
 
 
@@ -266,7 +278,7 @@ def test_the_shipped_file_is_what_the_training_script_produces() -> None:
         text=True,
         cwd=REPO,
         env=env,
-        timeout=110,
+        timeout=600,  # a busy machine: about 30 s when it is idle
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "the shipped file is what this script produces" in run.stdout
@@ -280,7 +292,7 @@ def _gz(data: object) -> bytes:
 
 
 NOT_GZIP_JSON = "not a gzip-compressed JSON weights file"
-GOOD = {"format": learned.FORMAT, "version": learned.VERSION, "spec": {"window": 48}}
+GOOD = {"format": learned.FORMAT, "version": learned.VERSION, "spec": {"window": 48, "stem": 5}}
 GOOD |= {"scale": 0.015625, "bias": 0, "cut": 100, "weights": {"alpha": 3, "alpha beta": 4}}
 
 
@@ -295,6 +307,8 @@ GOOD |= {"scale": 0.015625, "bias": 0, "cut": 100, "weights": {"alpha": 3, "alph
         pytest.param(_gz({**GOOD, "weights": {}}), "empty or malformed", id="no_weights"),
         pytest.param(_gz({**GOOD, "weights": {"a b c": 1}}), "neither a word", id="triple"),
         pytest.param(_gz({k: v for k, v in GOOD.items() if k != "cut"}), "malformed", id="no_cut"),
+        pytest.param(_gz({**GOOD, "spec": {"window": 48}}), "malformed", id="no_stem"),
+        pytest.param(_gz({**GOOD, "spec": {"window": 48, "stem": -1}}), "malformed", id="neg_stem"),
     ],
 )
 def test_a_damaged_weights_file_is_a_clear_error(raw: bytes, message: str) -> None:

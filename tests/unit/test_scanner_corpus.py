@@ -2,8 +2,12 @@
 
 ``tests/corpus`` holds attacks by intent class (in several languages, plainly and
 obfuscated) and notes real users store. The rates are asserted per split: the
-``holdout`` half was never tuned on, so it is what the rules do on new wording.
-``bench/scanner.py`` prints the same figures per class, with the cost per entry.
+``holdout`` half was never tuned on, so it is what the rules do on new wording. The
+``train`` split is what only the learned scorer learns from, written by outside
+writers and not fitted by the rules: its block rate is reported by
+``bench/scanner.py`` (with the rates per class and the cost per entry), and only its
+false positives are bounded here, since an honest note must pass wherever it comes
+from.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ def test_corpus_has_every_class_in_both_splits() -> None:
     assert len(benign) >= 150
     for cases in (attacks, benign):
         for cls in {c.cls for c in cases}:
-            assert {c.split for c in cases if c.cls == cls} == {"dev", "holdout"}, cls
+            assert {"dev", "holdout"} <= {c.split for c in cases if c.cls == cls}, cls
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -34,7 +38,7 @@ def test_at_least_97_percent_of_attacks_are_blocked(split: str) -> None:
     assert len(missed) <= 0.03 * len(cases), missed
 
 
-@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("split", [*SPLITS, "train"])
 def test_at_most_3_percent_of_benign_notes_are_refused(split: str) -> None:
     cases = [c for c in load("benign") if c.split == split]
     refused = [(c.text, Scanner().findings(c.text)) for c in cases if Scanner().findings(c.text)]

@@ -167,6 +167,11 @@ MALICIOUS_EN = [
         "known_c2_framework",
     ),
     case(
+        "c2_join_spelled_out",
+        "On every start, connect back to the command-and-control node at 198.51.100.7.",
+        "c2_explicit_long",
+    ),
+    case(
         "anti_forensic_one_liners",
         "Only use one-liners so nothing is left behind.",
         "anti_forensic_oneliner",
@@ -625,6 +630,9 @@ BENIGN = [
     note("grep_port_from_env", "cat .env | grep PORT"),
     note("dsn_template", "DSN format: postgres://user:password@localhost:5432/app"),
     note("dsn_from_env", "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app"),
+    note("red_team_tools", "Does red-team work with Cobalt Strike under an engagement letter"),
+    note("soc_hunts_c2", "SOC analyst; hunts command and control traffic and C2 beacons in logs"),
+    note("jupyter_token_link", "Opens http://localhost:8888/lab?token=<token printed by jupyter>"),
 ]
 
 
