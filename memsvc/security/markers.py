@@ -100,7 +100,11 @@ _MARKER_RULES = [
     # The snapshot's own header: its separator line and block titles.
     rule(
         "header_spoof",
-        r"═{4,}|\b(?:MEMORY\s+\(your\s+personal\s+notes\)|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))",
+        # a line of the separator, or one that opens a section ("════ SYSTEM"); a row of
+        # them inside a sentence is a user's taste in dividers (the renderer turns every
+        # one of them into "=" anyway)
+        r"(?m)^[^\S\n]{0,8}═{4,}|═{4,}[^\S\n]{0,8}$|═{4,}[^\S\n]{0,4}(?-i:[A-Z\[【<])"
+        r"|\b(?:MEMORY\s+\(your\s+personal\s+notes\)|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))",
         "memory profile",
         ("═",),
     ),

@@ -632,6 +632,7 @@ BENIGN = [
     note("dsn_from_env", "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app"),
     note("red_team_tools", "Does red-team work with Cobalt Strike under an engagement letter"),
     note("soc_hunts_c2", "SOC analyst; hunts command and control traffic and C2 beacons in logs"),
+    note("dividers_in_a_sentence", "Ich mag Trennlinien wie ═══════ oder ─── in Übersichten"),
     note("jupyter_token_link", "Opens http://localhost:8888/lab?token=<token printed by jupyter>"),
 ]
 
