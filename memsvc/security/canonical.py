@@ -57,8 +57,8 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
 # Escapes of a programming language: "\x69\x67", "0x69, 0x67", "\u0069\u0067".
-_ESCAPE_RUN = re.compile(r"(?:(?:\\x|0x)[0-9a-fA-F]{2}[ ,]{0,2}|\\u[0-9a-fA-F]{4}){8,}")
-_ESCAPE = re.compile(r"(?:\\x|0x)([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
+_ESCAPE_RUN = re.compile(r"(?:(?:\\x|0[xX])[0-9a-fA-F]{2}[ ,]{0,2}|\\u[0-9a-fA-F]{4}){8,}")
+_ESCAPE = re.compile(r"(?:\\x|0[xX])([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
 # Base32 (RFC 4648): capitals and the digits 2-7, a run too long for a word or an acronym.
 _BASE32_RUN = re.compile(r"\b[A-Z2-7]{16,}={0,6}")
 # Bytes written as eight binary digits each: "01101001 01100111".
@@ -193,14 +193,14 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
         for match in _HEX_RUN.finditer(text):
             yield _from_hex(match.group())
     # one-character probes first: a longer substring search costs microseconds on a long note
-    digits = "0" in text and "1" in text
-    if ("\\" in text or (digits and "0x" in text)) and _ESCAPE_RUN.search(text):
+    zero = "0" in text
+    if ("\\" in text or (zero and ("0x" in text or "0X" in text))) and _ESCAPE_RUN.search(text):
         for match in _ESCAPE_RUN.finditer(text):
             yield _from_escapes(match.group())
     if longest >= 16:
         for match in _BASE32_RUN.finditer(text):
             yield _from_base32(match.group())
-    if digits and ("0000" in text or "1111" in text or "0110" in text):
+    if zero and "1" in text and ("0000" in text or "1111" in text or "0110" in text):
         for match in _BINARY_RUN.finditer(text):
             yield _from_binary(match.group())
     if text.count("-") >= 8 and (".-" in text or "-." in text):

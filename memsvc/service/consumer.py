@@ -8,8 +8,9 @@ and completes it; receipts make a redelivered write apply once. A live worker
 refreshes the events it is still working on every heartbeat, so a slow event is
 never claimed away from it; if it stalled so long that another worker claimed
 one anyway, it drops its own run of that event, whether its heartbeat sees the
-claim first or its run gets to the end first (a run whose hold was last confirmed
-more than half a ``claim_idle`` ago asks before it replies). An event that
+claim first or its run gets to its start or its end first (a run whose hold was
+last confirmed more than half a ``claim_idle`` ago asks before it runs, before it
+replies and before it logs a failure). An event that
 cannot be decoded, or keeps failing until ``max_deliveries``, is parked in the
 dead-event list with its error and never blocks the stream.
 """
@@ -234,14 +235,19 @@ class Consumer:
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N
             async with self._threads.turn(f"{event.user_id}/{event.agent_id}/{event.thread_id}"):
+                # an event that waited out a stall for its turn may be another worker's by now
+                if not await self._still_held(delivery):
+                    telemetry.current().event_done(event.type, "taken_over", 0.0)
+                    return
                 async with asyncio.timeout(self._event_timeout):
                     handled = await self._handlers.handle(event)
         except Exception as exc:
             outcome = await self._failed(delivery, event, exc, base)
             telemetry.current().event_done(event.type, outcome, time.perf_counter() - started)
             return
-        if not await self._still_held(delivery):
-            return  # another worker took it over while this run stalled: it answers
+        if not await self._still_held(delivery):  # another worker took it over: it answers
+            telemetry.current().event_done(event.type, "taken_over", time.perf_counter() - started)
+            return
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
         reply_to = self._inbox(event.reply_to)
@@ -253,8 +259,9 @@ class Consumer:
                 reply = None
             for action in handled.after_reply:  # before the ack: a crash here is redelivered
                 await action()
-        if await self._finish(delivery, record, reply_to=reply_to, reply=reply):
-            telemetry.current().event_done(event.type, "ok", time.perf_counter() - started)
+        finished = await self._finish(delivery, record, reply_to=reply_to, reply=reply)
+        outcome = "ok" if finished else "taken_over"
+        telemetry.current().event_done(event.type, outcome, time.perf_counter() - started)
 
     async def _still_held(self, delivery: Delivery) -> bool:
         """Whether this worker still holds ``delivery``, asking Redis only when it may not.
@@ -302,11 +309,11 @@ class Consumer:
         # a failure a retry cannot fix is answered at once instead of redelivered
         final = not is_retryable(exc) or delivery.deliveries >= self._max_deliveries
         log.error("event_failed", event_id=event.id, type=event.type, error=error, final=final)
+        if not await self._still_held(delivery):
+            return "taken_over"  # the worker that took it over records what becomes of it
         if not final:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
             return "error"  # left pending: claimed and retried after claim_idle
-        if not await self._still_held(delivery):
-            return "taken_over"
         reply_to = self._inbox(event.reply_to)
         reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
         if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
@@ -324,7 +331,6 @@ class Consumer:
 
     async def _invalid(self, delivery: Delivery, invalid: InvalidEvent) -> None:
         log.warning("event_invalid", stream_id=delivery.stream_id, reason=invalid.reason)
-        telemetry.current().event_done("?", "invalid", 0.0)  # its type names nothing known
         reply_to = self._inbox(invalid.field("reply_to"))
         event_id = invalid.field("id") or delivery.stream_id
         record = LogRecord(
@@ -341,13 +347,15 @@ class Consumer:
             },
         )
         reply = {"id": event_id, "ok": False, "error": f"invalid event: {invalid.reason}"}
-        await self._finish(
+        finished = await self._finish(
             delivery,
             record,
             reply_to=reply_to,
             reply=reply if reply_to else None,
             dead={"error": invalid.reason, "event_id": event_id},
         )
+        # its type names nothing known
+        telemetry.current().event_done("?", "invalid" if finished else "taken_over", 0.0)
 
     def _inbox(self, reply_to: str | None) -> str | None:
         """Replies go to client inboxes only, never to a key an event happens to name."""

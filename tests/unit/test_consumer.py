@@ -521,10 +521,14 @@ async def test_an_event_running_three_claim_idles_is_processed_and_logged_once(
 
 
 async def _first_run_stalls_and_is_taken_over(
-    service: Service, monkeypatch: pytest.MonkeyPatch, release: asyncio.Event
+    service: Service,
+    monkeypatch: pytest.MonkeyPatch,
+    release: asyncio.Event,
+    then_fails: bool = False,
 ) -> tuple[Consumer, list[str]]:
-    """The first worker's run of a write stalls until ``release``, its heartbeat stopped; a
-    second worker claims the write and answers the caller. The worker and the runs made."""
+    """The first worker's run of a write stalls until ``release`` (and then, with
+    ``then_fails``, finds the file busy), its heartbeat stopped; a second worker claims the
+    write and answers the caller. The worker and the runs made."""
     first = service.consumers[0][0]
     stalled = asyncio.Event()
     original = EventHandlers.handle
@@ -535,6 +539,8 @@ async def _first_run_stalls_and_is_taken_over(
         if len(runs) == 1:
             stalled.set()
             await release.wait()
+            if then_fails:
+                raise LockTimeoutError("busy")  # a retryable failure
         return await original(self, event)
 
     async def no_heartbeat() -> None:  # the beat's time passes and nothing is refreshed
@@ -566,13 +572,17 @@ async def test_a_worker_that_stalled_past_claim_idle_drops_the_event_another_too
     assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
 
 
+@pytest.mark.parametrize("then_fails", [False, True], ids=["succeeds", "fails_retryably"])
 async def test_a_stalled_worker_that_finishes_first_leaves_the_event_to_its_new_owner(
-    service: Service, monkeypatch: pytest.MonkeyPatch
+    service: Service, monkeypatch: pytest.MonkeyPatch, then_fails: bool
 ) -> None:
     """The stalled run gets to its end before any heartbeat of its worker: it asks whether it
-    still holds the event, and neither replies nor logs; the worker that took it does."""
+    still holds the event, and neither replies nor logs (a success or a retryable failure);
+    the worker that took it over does, and nothing is left pending."""
     release = asyncio.Event()
-    first, runs = await _first_run_stalls_and_is_taken_over(service, monkeypatch, release)
+    first, runs = await _first_run_stalls_and_is_taken_over(
+        service, monkeypatch, release, then_fails=then_fails
+    )
 
     async def second_logged() -> bool:
         return len(await service.log()) == 1
