@@ -126,23 +126,9 @@ def quantise(spec: Spec, bias: float, weights: dict[str, float], cut: int = 0) -
     )
 
 
-def score(scorer: Scorer, example: Example) -> int:
-    """The example's highest window score, from its feature keys."""
-    words, stemmed, pairs = scorer.words, scorer.stems, scorer.pairs
-    best = None
-    for keys in example.windows:
-        total = scorer.bias
-        for key in keys:
-            if " " in key:
-                first, second = key.split(" ")
-                total += pairs.get((first, second), 0)
-            elif key.endswith(learned.STEM_MARK):
-                total += stemmed.get(key[: -len(learned.STEM_MARK)], 0)
-            else:
-                total += words.get(key, 0)
-        best = total if best is None else max(best, total)
-    assert best is not None
-    return best
+def score(bias: int, weights: dict[str, int], example: Example) -> int:
+    """The example's highest window score, from its feature keys and the weights by key."""
+    return max(bias + sum(weights.get(key, 0) for key in keys) for keys in example.windows)
 
 
 def folds(data: list[Example], k: int = FOLDS) -> list[int]:
@@ -163,9 +149,10 @@ def cross_validate(data: list[Example], spec: Spec, params: Params) -> list[int]
         train_set = [e for e, f in zip(data, fold_of, strict=True) if f != fold]
         bias, weights = train(train_set, params)
         scorer = quantise(spec, bias, weights)
+        keyed = scorer.keyed()
         for i, (e, f) in enumerate(zip(data, fold_of, strict=True)):
             if f == fold:
-                scores[i] = score(scorer, e)
+                scores[i] = score(scorer.bias, keyed, e)
     return scores
 
 

@@ -191,11 +191,16 @@ class Scorer:
         """The model's probability of an attack for a score (``cut`` is the threshold's)."""
         return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, score * self.scale))))
 
-    def to_json(self) -> dict[str, Any]:
-        """The file's content: metadata, then the weights sorted by key."""
+    def keyed(self) -> dict[str, int]:
+        """Every weight by the key :func:`features` gives it: a word, a stem ending in
+        :data:`STEM_MARK`, or a pair of words."""
         weights = dict(self.words)
         weights.update({f"{s}{STEM_MARK}": w for s, w in self.stems.items()})
         weights.update({f"{a} {b}": w for (a, b), w in self.pairs.items()})
+        return weights
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's content: metadata, then the weights sorted by key."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -203,7 +208,7 @@ class Scorer:
             "scale": self.scale,
             "bias": self.bias,
             "cut": self.cut,
-            "weights": dict(sorted(weights.items())),
+            "weights": dict(sorted(self.keyed().items())),
         }
 
 

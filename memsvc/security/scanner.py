@@ -22,7 +22,8 @@ Defence in depth, cheapest first:
    blocks only with a sign of harm in the same sentence), run on
    every canonical view of the text (:mod:`memsvc.security.canonical`): NFKC, the TR39
    confusable skeleton with letter separators, invisible marks and leetspeak
-   undone, and whatever percent-encoding, base64, hex or rot13 hid.
+   undone, and whatever an encoding hid (percent, HTML references, base64, base32, hex,
+   escapes, binary, Morse, rot13, reversed text).
 3. A learned scorer (:mod:`memsvc.security.learned`, ``security.learned_scorer``), asked
    about texts the rules let through: a logistic regression over the words of the same
    folded view, so an order phrased in words no rule names is still blocked, as
@@ -154,7 +155,11 @@ _MENTION_CUES = (
     *("yells", "mutters", "exclaims", "classic", "famous", "usual", "well-known", "infamous"),
     *("('", '("', "(‘", "(“"),
 )
-_MENTION_CUES_CJK = ("这类", "这种", "之类", "一类", "这样的", "例如", "比如", "诸如", "譬如", "等")
+# the cues of CJK text too (ASCII text is not searched for them)
+_MENTION_CUES_ALL = (
+    *_MENTION_CUES,
+    *("这类", "这种", "之类", "一类", "这样的", "例如", "比如", "诸如", "譬如", "等"),
+)
 # A chat-template token named in a note about the format ("register <|im_start|> and
 # <|im_end|> as special tokens", "Llama 2 uses [INST] and <<SYS>> markers", a message shaped
 # {"role": "system", "content": "..."}) is mentioned, not used: it is followed by a word or a
@@ -276,7 +281,7 @@ def _prepare(text: str) -> tuple[str, str, View, bool]:
         or ("_" in lowered and "_of_" in lowered)
     ) and _TEMPLATE_TALK.search(normalised):
         normalised = _TEMPLATE_TOKEN.sub("chat-template token", normalised)
-    cues = _MENTION_CUES if lowered.isascii() else _MENTION_CUES + _MENTION_CUES_CJK
+    cues = _MENTION_CUES if lowered.isascii() else _MENTION_CUES_ALL
     if any(cue in lowered for cue in cues):
         normalised = _MENTIONED.sub(_elide_quote, normalised)
     cjk = not normalised.isascii() and _CJK.search(normalised) is not None

@@ -28,7 +28,8 @@ def test_corpus_has_every_class_in_both_splits() -> None:
     assert len(benign) >= 150
     for cases in (attacks, benign):
         for cls in {c.cls for c in cases}:
-            assert {"dev", "holdout"} <= {c.split for c in cases if c.cls == cls}, cls
+            splits = {c.split for c in cases if c.cls == cls}
+            assert {"dev", "holdout"} <= splits <= {"dev", "train", "holdout"}, cls
 
 
 @pytest.mark.parametrize("split", SPLITS)
