@@ -137,15 +137,6 @@ async def memsvc_processes(
 
 
 @contextlib.asynccontextmanager
-async def memsvc_process(
-    bench: Bench, *args: str, ready: Callable[[], Awaitable[bool]]
-) -> AsyncIterator[subprocess.Popen[bytes]]:
-    """``memsvc ARGS`` as a process of its own, once ``ready`` says so."""
-    async with memsvc_processes(bench, *args, ready=ready) as procs:
-        yield procs[0]
-
-
-@contextlib.asynccontextmanager
 async def worker(
     bench: Bench, *, tree: Path | None = None, count: int = 1
 ) -> AsyncIterator[list[subprocess.Popen[bytes]]]:

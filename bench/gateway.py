@@ -1,6 +1,7 @@
 """The gateway's cost over the bus: ``prefetch`` and ``memory`` add through ``memsvc serve``.
 
-    uv run python -m bench.gateway [--calls 2000] [--clients 50] [--rounds 4] [--baseline REV]
+    uv run python -m bench.gateway [--calls 2000] [--clients 50] [--rounds 4]
+                                   [--baseline REV] [--gateway-baseline REV]
 
 One ``memsvc worker`` and one ``memsvc serve`` process on the machine's Redis;
 ``--clients`` concurrent callers make each call over HTTP to the gateway (which
@@ -13,7 +14,10 @@ and through a minimal HTTP/1.1 client, one kept-alive connection per caller
 (what the gateway costs an agent whose HTTP stack is cheap); with ``--baseline
 REV`` also through ``MemoryHTTPClient`` as ``REV`` wrote it (its module loaded
 beside this tree's, the rest of memsvc this tree's): the before and after of a
-change to the client, in one run. Every process shares the machine's cores, so
+change to the client, in one run. With ``--gateway-baseline REV`` a second
+gateway runs from a checkout of ``REV`` beside this tree's, and both HTTP
+rows are measured through it too: the before and after of a change to the
+gateway, in one run. Every process shares the machine's cores, so
 a client's own CPU slows the worker it waits for: each row also gives this
 process's CPU per call (``getrusage``: user + system), which is the caller's,
 and the gateway process's (``/proc``), which is what serving the call cost.
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,9 +50,10 @@ from bench.common import (
     Bench,
     bench_env,
     latencies,
-    memsvc_process,
+    memsvc_processes,
     pct,
     process_cpu_seconds,
+    source_tree,
     worker,
 )
 from memsvc.client import MemoryClient
@@ -56,8 +62,9 @@ from memsvc.gateway.http_client import MemoryHTTPClient
 
 
 @contextlib.asynccontextmanager
-async def gateway(bench: Bench) -> AsyncIterator[tuple[str, int]]:
-    """``memsvc serve`` on a free port; its base URL and pid once it is ready."""
+async def gateway(bench: Bench, tree: Path | None = None) -> AsyncIterator[tuple[str, int]]:
+    """``memsvc serve`` (from ``tree``, else this one) on a free port; its base URL and pid
+    once it is ready."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -67,7 +74,9 @@ async def gateway(bench: Bench) -> AsyncIterator[tuple[str, int]]:
         async def ready() -> bool:
             return (await http.get(base_url + "/readyz")).status_code == 200
 
-        async with memsvc_process(bench, "serve", "--port", str(port), ready=ready) as proc:
+        async with memsvc_processes(
+            bench, "serve", "--port", str(port), ready=ready, tree=tree
+        ) as (proc,):
             yield base_url, proc.pid
 
 
@@ -136,65 +145,90 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def main(calls: int, clients: int, rounds: int, baseline: str | None) -> None:
+async def main(
+    calls: int, clients: int, rounds: int, baseline: str | None, gateway_baseline: str | None
+) -> None:
     old_client = client_at(baseline) if baseline else None
-    async with bench_env() as bench, worker(bench), gateway(bench) as (base_url, pid):
+    async with contextlib.AsyncExitStack() as stack:
+        bench = await stack.enter_async_context(bench_env())
+        await stack.enter_async_context(worker(bench))
+        # the gateways a row's HTTP calls go through: this tree's, and REV's if asked for
+        gateways = {"": await stack.enter_async_context(gateway(bench))}
+        if gateway_baseline is not None:
+            old_tree = stack.enter_context(source_tree(gateway_baseline))
+            gateways[f", gateway @{gateway_baseline}"] = await stack.enter_async_context(
+                gateway(bench, old_tree)
+            )
         _, token = await Tokens(RedisTokenStore(bench.redis, bench.keys)).add("u")
         counter = itertools.count()
 
         def add_args() -> dict[str, str]:
             return {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
 
-        raw = RawHTTP(base_url, token)
-        async with contextlib.AsyncExitStack() as stack:
-            direct = await stack.enter_async_context(MemoryClient(settings=bench.settings))
-            clients_by_name: dict[str, Any] = {
-                "MemoryClient": direct,
-                "MemoryHTTPClient": await stack.enter_async_context(
+        direct = await stack.enter_async_context(MemoryClient(settings=bench.settings))
+        # each row: its client and the gateway whose CPU it reads (None: no gateway)
+        clients_by_name: dict[str, tuple[Any, int | None]] = {"MemoryClient": (direct, None)}
+        raws: dict[str, tuple[RawHTTP, int]] = {}
+        for suffix, (base_url, pid) in gateways.items():
+            clients_by_name[f"MemoryHTTPClient{suffix}"] = (
+                await stack.enter_async_context(
                     MemoryHTTPClient(base_url, token, settings=bench.settings)
                 ),
-            }
-            if old_client is not None:
-                clients_by_name[f"MemoryHTTPClient @{baseline}"] = await stack.enter_async_context(
-                    old_client(base_url, token, settings=bench.settings)
+                pid,
+            )
+            if old_client is not None and not suffix:
+                clients_by_name[f"MemoryHTTPClient @{baseline}"] = (
+                    await stack.enter_async_context(
+                        old_client(base_url, token, settings=bench.settings)
+                    ),
+                    pid,
                 )
-            agent = itertools.cycle(range(clients))
-            calls_of: dict[str, Callable[[], Awaitable[Any]]] = {}
-            for n, (name, mem) in enumerate(clients_by_name.items()):
-                # each client adds to files of its own agents: every row writes the same sizes
-                calls_of[f"prefetch via {name}"] = lambda mem=mem: mem.prefetch(
-                    "u", f"a{next(agent)}", "t"
-                )
-                calls_of[f"add via {name}"] = lambda mem=mem, n=n: mem.call_tool(
-                    "u", f"c{n}a{next(agent)}", "t", "memory", add_args()
-                )
+            raws[f"raw HTTP/1.1{suffix}"] = (RawHTTP(base_url, token), pid)
+            stack.callback(raws[f"raw HTTP/1.1{suffix}"][0].close)
+        agent = itertools.cycle(range(clients))
+        calls_of: dict[str, Callable[[], Awaitable[Any]]] = {}
+        pid_of: dict[str, int | None] = {}
+        for n, (name, (mem, server)) in enumerate(clients_by_name.items()):
 
-            def raw_prefetch() -> Any:
+            def prefetch(mem: Any = mem) -> Any:
+                return mem.prefetch("u", f"a{next(agent)}", "t")
+
+            def add(mem: Any = mem, n: int = n) -> Any:
+                # each client adds to files of its own agents: every row writes the same sizes
+                return mem.call_tool("u", f"c{n}a{next(agent)}", "t", "memory", add_args())
+
+            calls_of[f"prefetch via {name}"], calls_of[f"add via {name}"] = prefetch, add
+            pid_of[f"prefetch via {name}"] = pid_of[f"add via {name}"] = server
+        for n, (name, (raw, pid)) in enumerate(raws.items()):
+
+            def raw_prefetch(raw: RawHTTP = raw) -> Any:
                 ids = {"agent_id": f"a{next(agent)}", "thread_id": "t", "deadline": 29.0}
                 return raw.post("/api/memory/v2/agent/prefetch?user_id=u", ids)
 
-            def raw_add() -> Any:
-                ids = {"agent_id": f"r{next(agent)}", "thread_id": "t", "name": "memory"}
+            def raw_add(raw: RawHTTP = raw, n: int = n) -> Any:
+                ids = {"agent_id": f"r{n}a{next(agent)}", "thread_id": "t", "name": "memory"}
                 return raw.post("/api/memory/v2/agent/tool?user_id=u", {**ids, "args": add_args()})
 
-            calls_of["prefetch via raw HTTP/1.1"] = raw_prefetch
-            calls_of["add via raw HTTP/1.1"] = raw_add
-            # warm up at full concurrency: files, snapshots, managers, every connection
-            for call in calls_of.values():
-                await latencies(call, clients * 2, clients)
-            rows: dict[str, list[float]] = {name: [] for name in calls_of}
-            cpu: dict[str, float] = dict.fromkeys(calls_of, 0.0)
-            served: dict[str, float] = dict.fromkeys(calls_of, 0.0)
-            for done in range(rounds):
-                share = calls // rounds + (1 if done < calls % rounds else 0)
-                for operation in ("prefetch", "add"):
-                    for name, call in calls_of.items():
-                        if name.startswith(operation + " "):
-                            started, serving = cpu_seconds(), process_cpu_seconds(pid)
-                            rows[name] += await latencies(call, share, clients)
-                            cpu[name] += cpu_seconds() - started
-                            served[name] += process_cpu_seconds(pid) - serving
-        raw.close()
+            calls_of[f"prefetch via {name}"] = raw_prefetch
+            calls_of[f"add via {name}"] = raw_add
+            pid_of[f"prefetch via {name}"] = pid_of[f"add via {name}"] = pid
+        # warm up at full concurrency: files, snapshots, managers, every connection
+        for call in calls_of.values():
+            await latencies(call, clients * 2, clients)
+        rows: dict[str, list[float]] = {name: [] for name in calls_of}
+        cpu: dict[str, float] = dict.fromkeys(calls_of, 0.0)
+        served: dict[str, float] = dict.fromkeys(calls_of, 0.0)
+        for done in range(rounds):
+            share = calls // rounds + (1 if done < calls % rounds else 0)
+            for operation in ("prefetch", "add"):
+                for name, call in calls_of.items():
+                    if name.startswith(operation + " "):
+                        server = pid_of[name]
+                        started = cpu_seconds()
+                        serving = process_cpu_seconds(server) if server else 0.0
+                        rows[name] += await latencies(call, share, clients)
+                        cpu[name] += cpu_seconds() - started
+                        served[name] += (process_cpu_seconds(server) if server else 0.0) - serving
 
         for operation in ("prefetch", "add"):
             names = [name for name in rows if name.startswith(operation + " ")]
@@ -225,5 +259,6 @@ if __name__ == "__main__":
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--baseline", help="also MemoryHTTPClient as this revision wrote it")
+    parser.add_argument("--gateway-baseline", help="also through a gateway of this revision")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.clients, args.rounds, args.baseline))
+    asyncio.run(main(args.calls, args.clients, args.rounds, args.baseline, args.gateway_baseline))

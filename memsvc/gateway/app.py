@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -38,6 +39,7 @@ from memsvc.errors import (
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
+from memsvc.gateway.fastlane import FastLane, lane
 from memsvc.gateway.page import router as page_router
 from memsvc.gateway.statuses import detail_of, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
@@ -50,6 +52,8 @@ log = structlog.get_logger(__name__)
 
 PREFIX = "/api/memory/v2"
 NO_AUTH_USER = "default"
+# the calls an agent makes every turn, served by the fast lane (memsvc.gateway.fastlane)
+AGENT_LANES = ("prefetch", "queue-prefetch", "tool", "sync-turn", "session-switch")
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -513,5 +517,13 @@ def create_app(
     app.add_exception_handler(MemsvcError, _refused)
     app.add_exception_handler(RedisConnectionError, _redis_down)
     app.add_exception_handler(RedisTimeoutError, _redis_down)
+    agent_lanes = {f"{PREFIX}/agent/{name}" for name in AGENT_LANES}
+    app.add_middleware(
+        FastLane,
+        lanes=[lane(r) for r in router.routes if isinstance(r, APIRoute) and r.path in agent_lanes],
+        bearer=bearer,
+        caller=caller,
+        handlers=app.exception_handlers,
+    )
     app.add_middleware(metrics.RequestTimer)
     return app
