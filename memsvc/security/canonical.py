@@ -59,13 +59,18 @@ _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
 # Escapes of a programming language: "\x69\x67", "0x69, 0x67", "\u0069\u0067".
 _ESCAPE_RUN = re.compile(r"(?:(?:\\x|0[xX])[0-9a-fA-F]{2}[ ,]{0,2}|\\u[0-9a-fA-F]{4}){8,}")
 _ESCAPE = re.compile(r"(?:\\x|0[xX])([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
-# Base32 (RFC 4648): capitals and the digits 2-7, a run too long for a word or an acronym.
-_BASE32_RUN = re.compile(r"\b[A-Z2-7]{16,}={0,6}")
-# Bytes written as eight binary digits each: "01101001 01100111".
-_BINARY_RUN = re.compile(r"\b(?:[01]{8} ?){6,}")
-# International Morse code: letters of dots and dashes, words apart by " / " or three spaces.
+# Base32 (RFC 4648): the digits 2-7 and letters of one case (decoders take either), a run
+# too long for a word or an acronym.
+_BASE32_RUN = re.compile(r"\b(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}")
+# Bytes written as eight binary digits each: "01101001 01100111", or a byte a line.
+_BINARY_RUN = re.compile(r"\b(?:[01]{8}\s{0,4}){6,}")
+# International Morse code: letters of dots and dashes, words apart by " / ", three spaces
+# or a line break.
 _MORSE_CODE = r"[.\-]{1,6}"
-_MORSE_RUN = re.compile(rf"(?:{_MORSE_CODE}(?: {{1,3}}| ?/ ?)){{7,}}{_MORSE_CODE}")
+_MORSE_RUN = re.compile(rf"(?:{_MORSE_CODE}(?: {{1,3}}| ?/ ?| ?\r?\n)){{7,}}{_MORSE_CODE}")
+_MORSE_WORDS = re.compile(r" ?/ ?| {3}| ?\r?\n")
+# Other marks Morse is written in: middle dots, bullets, minus signs, dashes, underscores.
+_MORSE_MARKS = str.maketrans("·•∙⋅●−–—_", ".....----")
 _MORSE_LETTERS = (
     ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- "
     ".-- -..- -.-- --.. ----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."
@@ -203,8 +208,10 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
     if zero and "1" in text and ("0000" in text or "1111" in text or "0110" in text):
         for match in _BINARY_RUN.finditer(text):
             yield _from_binary(match.group())
-    if text.count("-") >= 8 and (".-" in text or "-." in text):
-        for match in _MORSE_RUN.finditer(text):
+    # the marks are not ASCII but for "_": most texts are passed by two quick checks
+    morse = text if text.isascii() and "_" not in text else text.translate(_MORSE_MARKS)
+    if morse.count("-") >= 8 and (".-" in morse or "-." in morse):
+        for match in _MORSE_RUN.finditer(morse):
             yield _from_morse(match.group())
     if "+" in text and _CONCATENATION.search(text):
         yield _CONCATENATION.sub(lambda m: "".join(x[1] for x in _LITERAL.findall(m.group())), text)
@@ -250,7 +257,7 @@ def _from_escapes(run: str) -> str:
 
 
 def _from_base32(run: str) -> str:
-    run = run.rstrip("=")
+    run = run.rstrip("=").upper()
     try:
         return base64.b32decode(run + "=" * (-len(run) % 8)).decode("utf-8")
     except (binascii.Error, ValueError):
@@ -258,13 +265,13 @@ def _from_base32(run: str) -> str:
 
 
 def _from_binary(run: str) -> str:
-    digits = run.replace(" ", "")
+    digits = "".join(run.split())
     raw = bytes(int(digits[i : i + 8], 2) for i in range(0, len(digits) - 7, 8))
     return raw.decode("utf-8", "replace")
 
 
 def _from_morse(run: str) -> str:
-    words = re.split(r" ?/ ?| {3}", run)
+    words = _MORSE_WORDS.split(run)
     return " ".join("".join(_MORSE.get(code, "") for code in word.split()) for word in words)
 
 
