@@ -520,7 +520,11 @@ def create_app(
     agent_lanes = {f"{PREFIX}/agent/{name}" for name in AGENT_LANES}
     app.add_middleware(
         FastLane,
-        lanes=[lane(r) for r in router.routes if isinstance(r, APIRoute) and r.path in agent_lanes],
+        lanes=[
+            lane(route, caller)
+            for route in router.routes
+            if isinstance(route, APIRoute) and route.path in agent_lanes
+        ],
         bearer=bearer,
         caller=caller,
         handlers=app.exception_handlers,

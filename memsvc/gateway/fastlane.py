@@ -2,14 +2,15 @@
 
 An agent makes a ``prefetch`` and a ``memory`` call or two every turn, and the
 gateway's CPU is what an HTTP caller pays over ``MemoryClient``: about half of
-it went to routing, dependency solving and validating the answer again. For the
+it went to FastAPI's routing, dependency solving and request handling. For the
 routes given, a request in the plain form an agent sends (``Content-Type:
 application/json``, a body that fits the route's model, no query but
 ``user_id``) is served here by the route's own parts: the same bearer parsing,
 ``caller`` dependency, endpoint, response model and exception handlers, so it
 is answered as FastAPI would answer it. Any other request (a body that does not
-fit, another query, another content type, a body past an event's size) goes on
-to FastAPI untouched, so every refusal of a malformed request keeps its one form.
+fit, another query, another content type, a root path, a body still streaming
+past an event's size) goes on to FastAPI untouched, so every refusal of a
+malformed request keeps its one form.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, TypeAdapter
@@ -33,7 +35,7 @@ ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 # the app's exception handlers, keyed by exception type (or status code: never matched here)
 Handlers = Mapping[Any, Callable[[Request, Exception], Response | Awaitable[Response]]]
 
-# a body past an event's size goes the long way, to be refused there
+# a body still streaming in past an event's size goes the long way (FastAPI sets no limit)
 MAX_BODY_BYTES = MAX_EVENT_BYTES
 # a user id as agents send it: one that needs no escape (other ids go the long way)
 _PLAIN_USER_QUERY = re.compile(rb"user_id=([A-Za-z0-9._@-]{1,128})")
@@ -51,14 +53,30 @@ class Lane:
     answer: TypeAdapter[Any]
 
 
-def lane(route: APIRoute) -> Lane:
-    """The lane of a route whose endpoint takes ``(request, body, who, user_id)``."""
-    if list(inspect.signature(route.endpoint).parameters) != list(ENDPOINT):
-        raise TypeError(f"{route.path}: a lane's endpoint takes {ENDPOINT}")
-    (param,) = route.dependant.body_params
-    model = param.field_info.annotation
+def lane(route: APIRoute, caller: Callable[..., Awaitable[Any]]) -> Lane:
+    """The lane of a route that is served by exactly what the lane does: an endpoint taking
+    ``(request, body, who, user_id)``, ``caller`` its one dependency, ``user_id`` its one
+    query parameter, its answer serialised as FastAPI does by default. Any other route is
+    refused (``TypeError``), so a dependency added to it later cannot be skipped here."""
+    dependant = route.dependant
+    fits = (
+        list(inspect.signature(route.endpoint).parameters) == list(ENDPOINT)
+        and not route.dependencies
+        and [dependency.call for dependency in dependant.dependencies] == [caller]
+        and [param.name for param in dependant.query_params] == ["user_id"]
+        and not (dependant.path_params or dependant.header_params or dependant.cookie_params)
+        and len(dependant.body_params) == 1
+        and isinstance(route.response_class, DefaultPlaceholder)
+        and route.response_model_include is None
+        and route.response_model_exclude is None
+        and route.response_model_by_alias
+        and not route.response_model_exclude_unset
+        and not route.response_model_exclude_defaults
+        and not route.response_model_exclude_none
+    )
+    model = dependant.body_params[0].field_info.annotation if fits else None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise TypeError(f"{route.path}: a lane's body is a pydantic model")
+        raise TypeError(f"{route.path} is not served as a lane serves it")
     return Lane(route, model, TypeAdapter(route.response_model))
 
 
@@ -83,7 +101,9 @@ class FastLane:
         self._handlers = handlers
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        lane = self._lanes.get(scope["path"]) if scope["type"] == "http" else None
+        # under a root path the router matches another path: that is the router's to do
+        plain_path = scope["type"] == "http" and not scope.get("root_path")
+        lane = self._lanes.get(scope["path"]) if plain_path else None
         user_id = _user_id(scope["query_string"]) if lane is not None else False
         if lane is None or user_id is False or scope["method"] != "POST" or not _json(scope):
             await self._app(scope, receive, send)
@@ -99,7 +119,10 @@ class FastLane:
             who = await self._caller(request, await self._bearer(request))
             result = await lane.route.endpoint(request, body, who, user_id)
             response = Response(
-                lane.answer.dump_json(lane.answer.validate_python(result)),  # as FastAPI does
+                # validated again and serialised as FastAPI does
+                lane.answer.dump_json(
+                    lane.answer.validate_python(result, from_attributes=True), by_alias=True
+                ),
                 status_code=lane.route.status_code or 200,
                 media_type="application/json",
             )
@@ -115,6 +138,8 @@ class FastLane:
         self, exc: Exception
     ) -> Callable[[Request, Exception], Response | Awaitable[Response]] | None:
         for kind in type(exc).__mro__:
+            if kind is Exception:  # the outer middleware's: it logs the error, then answers
+                return None
             if kind in self._handlers:
                 return self._handlers[kind]
         return None

@@ -9,12 +9,26 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import PlainTextResponse
 from fastapi.routing import APIRoute
 
-from memsvc.gateway import fastlane
-from memsvc.gateway.app import AGENT_LANES, PREFIX
+from memsvc.gateway import fastlane, models
+from memsvc.gateway.app import (
+    AGENT_LANES,
+    PREFIX,
+    Admin,
+    Caller,
+    UserQuery,
+    admin,
+    caller,
+    create_app,
+)
+from memsvc.gateway.auth import FileTokenStore, Tokens
+from memsvc.paths import DataLayout
 from tests.conftest import until
-from tests.unit.gateway.conftest import Gateway
+from tests.unit.conftest import Service
+from tests.unit.gateway.conftest import Gateway, issue_tokens
 
 IDS = {"agent_id": "coder", "thread_id": "t1"}
 VARIABLE = {"event_id", "timings_ms"}  # fresh on every call, whichever way it went
@@ -184,3 +198,58 @@ async def test_a_body_sent_in_chunks_is_read_whole_and_a_large_one_replayed(
     await until(both)
     for event in await logged():
         assert event["payload"]["user_content"]["chars"] == 3000  # all of the body, both times
+
+
+async def test_under_a_root_path_the_router_matches(service: Service) -> None:
+    """The router strips a root path before it matches (uvicorn ``--root-path``, a mount); the
+    lane leaves such requests to it."""
+    tokens = Tokens(FileTokenStore(DataLayout.at(service.settings.data_dir)))
+    token = (await issue_tokens(tokens))["alice"]
+    app = create_app(service.settings, client=service.client)
+    root = "/api/memory"  # a root that the API's own prefix also starts with
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, root_path=root)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+            sent = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            path = PREFIX + "/agent/prefetch"
+            mounted = await http.post(root + path, json=IDS, headers=sent)
+            assert mounted.status_code == 200 and mounted.json()["degraded"] is False
+            # the root stripped, what is left is no route of the app
+            assert (await http.post(path, json=IDS, headers=sent)).status_code == 404
+
+
+def lane_for(*, admin_only: bool = False, **decorator: Any) -> APIRoute:
+    """A route shaped like the agents' ones, with its decorator given ``decorator``."""
+    router = APIRouter()
+    if admin_only:
+
+        @router.post("/x", **decorator)
+        async def for_admins(
+            request: Request, body: models.SessionSwitch, who: Admin, user_id: UserQuery = None
+        ) -> dict[str, Any]:
+            return {}
+
+    else:
+
+        @router.post("/x", **decorator)
+        async def for_callers(
+            request: Request, body: models.SessionSwitch, who: Caller, user_id: UserQuery = None
+        ) -> dict[str, Any]:
+            return {}
+
+    (only,) = router.routes
+    assert isinstance(only, APIRoute)
+    return only
+
+
+def test_a_route_the_lane_would_serve_differently_is_refused_one() -> None:
+    assert fastlane.lane(lane_for(), caller).route.path == "/x"
+    refused = [
+        lane_for(admin_only=True),  # another dependency than the caller
+        lane_for(dependencies=[Depends(admin)]),
+        lane_for(response_model_exclude_none=True),
+        lane_for(response_class=PlainTextResponse),
+    ]
+    for route in refused:
+        with pytest.raises(TypeError, match="not served as a lane serves it"):
+            fastlane.lane(route, caller)
