@@ -199,7 +199,7 @@ def _decodings(text: str, words: Set[bytes]) -> Iterator[str]:
             yield _from_hex(match.group())
     # one-character probes first: a longer substring search costs microseconds on a long note
     zero = "0" in text
-    if ("\\" in text or (zero and ("0x" in text or "0X" in text))) and _ESCAPE_RUN.search(text):
+    if "\\" in text or (zero and ("0x" in text or "0X" in text)):
         for match in _ESCAPE_RUN.finditer(text):
             yield _from_escapes(match.group())
     if longest >= 16:
