@@ -92,16 +92,18 @@ def main(rounds: int, corpus: Path | None) -> None:
         _baseline,
     ]
     texts = {
-        f"short entry ({len(_SHORT)} chars)": _SHORT,
-        f"typical entry ({len(_TYPICAL)} chars)": _TYPICAL,
-        "corpus, mean over entries": "",
+        f"short entry ({len(_SHORT)} chars)": [_SHORT],
+        f"typical entry ({len(_TYPICAL)} chars)": [_TYPICAL],
+        "corpus, mean over entries": [c.text for c in attacks + benign],
+        # what honest users store: a long one is a code block, a config, a few paragraphs
+        "honest notes, mean": [c.text for c in benign],
+        "honest notes over 600 chars, mean": [c.text for c in benign if len(c.text) > 600],
     }
-    for name, text in texts.items():
-        if text:
-            rules, scored, base = _per_call_us(fns, text, rounds)
+    for name, some in texts.items():
+        if len(some) == 1:
+            rules, scored, base = _per_call_us(fns, some[0], rounds)
         else:
-            every = [c.text for c in attacks + benign]
-            each = [_per_call_us(fns, t, rounds // 10) for t in every]
+            each = [_per_call_us(fns, t, max(rounds // 10, 3)) for t in some]
             rules, scored, base = (statistics.mean(column) for column in zip(*each, strict=True))
         for label, us in (("rules", rules), ("+learned", scored)):
             print(

@@ -21,6 +21,7 @@ note with no directive in it never runs the harm signals at all.
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from bisect import bisect_right
@@ -47,6 +48,7 @@ class Rule:
     """One threat pattern: its finding id, its regex, and the gate that lets it run."""
 
     id: str
+    pattern: str  # as written; ``regex`` is it compiled with cheap checks in front
     regex: re.Pattern[str]
     words: frozenset[bytes]
     chars: frozenset[str]
@@ -170,15 +172,80 @@ def _first(items: Sequence[_Item]) -> tuple[set[str] | None, bool]:
 def _compile(pattern: str) -> re.Pattern[str]:
     """``pattern``, case-insensitive, behind a lookahead for the characters a match can
     start with: Python's ``re`` tries every alternative at every position, and a failed
-    character class is much cheaper than a failed alternation of words."""
+    character class is much cheaper than a failed alternation of words. Alternatives
+    that open with lookbehinds get cheap checks in front of them too (:func:`_cheap_first`)."""
     try:
-        chars, empty = _first(list(_sre_parse.parse(pattern, re.IGNORECASE)))
+        parsed = list(_sre_parse.parse(pattern, re.IGNORECASE))
+        ahead = _lookahead(parsed)
+        body = _cheap_first(pattern, parsed)
     except (re.error, AttributeError, TypeError):  # a parser this code does not know
-        chars, empty = None, True
+        ahead, body = "", pattern
+    return re.compile(f"{ahead}(?:{body})" if ahead else body, re.IGNORECASE)
+
+
+def _lookahead(items: Sequence[_Item]) -> str:
+    """A lookahead for the characters a match of ``items`` can start with, or "" when
+    that is any character (or none, an empty match)."""
+    chars, empty = _first(items)
     if chars is None or empty or len(chars) > 200:
-        return re.compile(pattern, re.IGNORECASE)
-    first = "".join(re.escape(ch) for ch in sorted(chars))
-    return re.compile(f"(?=[{first}])(?:{pattern})", re.IGNORECASE)
+        return ""
+    return "(?=[" + "".join(re.escape(ch) for ch in sorted(chars)) + "])"
+
+
+_LOOKAROUNDS = (_sre.ASSERT, _sre.ASSERT_NOT)
+_ZERO_WIDTH = (_sre.AT, *_LOOKAROUNDS)
+
+
+def _cheap_first(pattern: str, parsed: list[_Item]) -> str:
+    """``pattern`` with a word boundary and a class of first characters checked before
+    the lookbehinds its top-level alternatives open with.
+
+    ``(?<!not\\s)(?<!never\\s)\\bomit\\b`` is tried at every position the pattern's own
+    lookahead lets through, and ran its lookbehinds at each one. Zero-width checks at
+    one position give the same match in any order, so the cheap ones now go first and
+    fail first: on long notes such alternatives ran three to six times faster.
+    """
+    if len(parsed) != 1 or parsed[0][0] is not _sre.BRANCH:
+        return pattern
+    branches = [list(b) for b in parsed[0][1][1]]  # type: ignore[index]
+    leads = [list(itertools.takewhile(lambda item: item[0] in _ZERO_WIDTH, b)) for b in branches]
+    if not any(op in _LOOKAROUNDS for lead in leads for op, _ in lead):
+        return pattern
+    parts = _top_level_cut(pattern)
+    if len(parts) != len(branches):  # not cut as the parser reads it: left as it is
+        return pattern
+    out = []
+    for part, branch, lead in zip(parts, branches, leads, strict=True):
+        if any(op in _LOOKAROUNDS for op, _ in lead):
+            boundary = "\\b" if (_sre.AT, _sre.AT_BOUNDARY) in lead else ""
+            part = boundary + _lookahead(branch) + part
+        out.append(part)
+    return "|".join(out)
+
+
+def _top_level_cut(pattern: str) -> list[str]:
+    """``pattern`` cut at each ``|`` outside groups, classes and escapes."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":  # a "]" first in a class is one of its characters
+            in_class = True
+            i += (
+                2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
+            )
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
 
 
 def rule(
@@ -194,6 +261,7 @@ def rule(
     split = words.split()
     return Rule(
         finding,
+        pattern,
         _compile(pattern),
         frozenset(w.lower().encode() for w in split if len(w) > 1 or w.isascii()),
         frozenset(w for w in split if len(w) == 1 and not w.isascii()),
