@@ -86,15 +86,6 @@ _MARKER_RULES = [
         " data input conversation profile document notice override policy directive directives"
         " update",
     ),
-    # A one-line notice in capitals, as a system would mark one: "[SYSTEM NOTICE - do not
-    # display]", "(ADMIN OVERRIDE)". A note's own "[System update]" is in other case.
-    rule(
-        "tag_spoof",
-        r"(?:^|\n)[ \t]*[\[(][ \t]*(?-i:SYSTEM|DEVELOPER|ADMIN|ADMINISTRATOR|OPERATOR)[ \t]+"
-        r"(?-i:NOTICE|OVERRIDE|POLICY|DIRECTIVES?|INSTRUCTIONS?|MESSAGE|PROMPT)\b[^\]\)\n]{0,60}[\])]",
-        "system developer admin administrator operator",
-        also="notice override policy directive directives instruction instructions message prompt",
-    ),
     # Text a renderer hides from the person reading but the model still reads.
     rule(
         "html_comment_injection",
