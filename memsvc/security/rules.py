@@ -214,18 +214,18 @@ def _cheap_first(pattern: str, parsed: list[_Item]) -> str:
         return pattern
     branches = [list(b) for b in parsed[0][1][1]]  # type: ignore[index]
     leads = [list(itertools.takewhile(lambda item: item[0] in _ZERO_WIDTH, b)) for b in branches]
-    if not any(op in _LOOKAROUNDS for lead in leads for op, _ in lead):
+    guarded = [any(op in _LOOKAROUNDS for op, _ in lead) for lead in leads]
+    if not any(guarded):
         return pattern
     parts = _top_level_cut(pattern)
     if len(parts) != len(branches):  # not cut as the parser reads it: left as it is
         return pattern
-    out = []
-    for part, branch, lead in zip(parts, branches, leads, strict=True):
-        if any(op in _LOOKAROUNDS for op, _ in lead):
-            boundary = "\\b" if (_sre.AT, _sre.AT_BOUNDARY) in lead else ""
-            part = boundary + _lookahead(branch) + part
-        out.append(part)
-    return "|".join(out)
+    return "|".join(
+        ("\\b" if (_sre.AT, _sre.AT_BOUNDARY) in lead else "") + _lookahead(branch) + part
+        if cheapen
+        else part
+        for part, branch, lead, cheapen in zip(parts, branches, leads, guarded, strict=True)
+    )
 
 
 def _top_level_cut(pattern: str) -> list[str]:
