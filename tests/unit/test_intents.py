@@ -446,50 +446,48 @@ def test_tag_characters_pass_only_as_a_subdivision_flag() -> None:
 def test_the_first_character_lookahead_changes_no_match() -> None:
     """Each rule runs behind a lookahead for the characters its match can start with;
     on the corpus, every rule matches exactly where its pattern as written does."""
-    sets = (scanner._LATIN_RULES, scanner._CJK_RULES)
-    regexes = {r.pattern: r.regex for s in sets for r in (*s.rules, *s.signals)}
-    texts = [c.text for c in load("attacks")][::3]
-    prefixed = 0
-    for pattern, regex in regexes.items():
-        if not regex.pattern.startswith("(?=["):
-            continue
-        prefixed += 1
-        bare = re.compile(pattern, re.IGNORECASE)
-        for text in texts:
-            assert [m.span() for m in regex.finditer(text)] == [
-                m.span() for m in bare.finditer(text)
-            ], (pattern[:80], text[:80])
-    assert prefixed > len(regexes) // 2
+    regexes = _compiled(scanner._LATIN_RULES, scanner._CJK_RULES)
+    prefixed = {p: r for p, r in regexes.items() if r.pattern.startswith("(?=[")}
+    _match_as_written(prefixed, [c.text for c in load("attacks")][::3])
+    assert len(prefixed) > len(regexes) // 2
 
 
 def test_checks_in_front_of_lookbehinds_change_no_match() -> None:
     """An alternative that opens with lookbehinds runs behind a word boundary and its
     own first characters; on the corpus, long honest notes among it, each such rule
     matches exactly where its pattern as written does."""
-    sets = (scanner._LATIN_RULES, scanner._CJK_RULES)
     regexes = {
-        r.pattern: r.regex
-        for s in sets
-        for r in (*s.rules, *s.signals)
-        if f"(?:{r.pattern})" not in r.regex.pattern and r.pattern != r.regex.pattern
+        pattern: regex
+        for pattern, regex in _compiled(scanner._LATIN_RULES, scanner._CJK_RULES).items()
+        if f"(?:{pattern})" not in regex.pattern and pattern != regex.pattern
     }
-    texts = [c.text for c in load("attacks")][::4] + [c.text for c in load("benign")][::4]
+    _match_as_written(
+        regexes, [c.text for c in load("attacks")][::4] + [c.text for c in load("benign")][::4]
+    )
+    assert len(regexes) >= 10
+
+
+def _compiled(*sets: RuleSet) -> dict[str, re.Pattern[str]]:
+    """Every rule and signal of ``sets``: its compiled regex by its pattern as written."""
+    return {r.pattern: r.regex for s in sets for r in (*s.rules, *s.signals)}
+
+
+def _match_as_written(regexes: dict[str, re.Pattern[str]], texts: list[str]) -> None:
+    """Each compiled regex finds the spans its pattern as written finds, in every text."""
     for pattern, regex in regexes.items():
         bare = re.compile(pattern, re.IGNORECASE)
         for text in texts:
             assert [m.span() for m in regex.finditer(text)] == [
                 m.span() for m in bare.finditer(text)
             ], (pattern[:80], text[:80])
-    assert len(regexes) >= 10
 
 
 def test_a_pattern_is_cut_into_the_alternatives_the_parser_reads() -> None:
     """The cut a rule's alternatives get their checks by is the parser's own: each part
     parses to the branch it stands for, in every shipped rule whose top level is a
     choice."""
-    sets = (scanner._LATIN_RULES, scanner._CJK_RULES, scanner._FOLDED_RULES)
     cut = 0
-    for pattern in {r.pattern for s in sets for r in (*s.rules, *s.signals)}:
+    for pattern in _compiled(scanner._LATIN_RULES, scanner._CJK_RULES, scanner._FOLDED_RULES):
         parsed = list(sre_parse.parse(pattern, re.IGNORECASE))
         if len(parsed) != 1 or parsed[0][0] is not sre_constants.BRANCH:
             continue
@@ -539,11 +537,7 @@ def test_the_cut_leaves_bars_in_classes_groups_and_escapes(pattern: str, parts: 
 def test_a_pattern_with_its_checks_matches_as_written(pattern: str, texts: list[str]) -> None:
     """Patterns the cut must read right or leave alone: each compiles, and matches where
     it matches as written."""
-    compiled, bare = rules._compile(pattern), re.compile(pattern, re.IGNORECASE)
-    for text in texts:
-        assert [m.span() for m in compiled.finditer(text)] == [
-            m.span() for m in bare.finditer(text)
-        ], text
+    _match_as_written({pattern: rules._compile(pattern)}, texts)
 
 
 def test_a_rule_opening_with_lookbehinds_matches_as_written() -> None:
