@@ -303,7 +303,7 @@ async def agent_prefetch(
         body.query,
         deadline=body.deadline,
     )
-    return dataclasses.asdict(ctx)
+    return vars(ctx)  # its fields, flat: the response model copies what it reads
 
 
 @router.post(

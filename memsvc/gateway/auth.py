@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import hashlib
 import hmac
 import json
@@ -119,7 +120,9 @@ class Tokens:
         return Principal(record.user_id, admin=record.admin, token_id=record.id)
 
 
+@functools.lru_cache(maxsize=1024)
 def _decode(raw: bytes | str) -> TokenRecord:
+    """A stored record, parsed once per distinct value: every request reads its token's."""
     return TokenRecord(**json.loads(raw))
 
 
