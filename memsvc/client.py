@@ -267,7 +267,7 @@ class MemoryClient:
         ends = time.monotonic() + seconds
         event = PrefetchEvent(
             **self._envelope(user_id, agent_id, thread_id, seconds),
-            payload=PrefetchPayload(query=query),
+            payload=_valid(PrefetchPayload, query=query),
         )
         try:
             reply = await self._request(
@@ -296,7 +296,7 @@ class MemoryClient:
         """
         event = PrefetchEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),
-            payload=PrefetchPayload(query=query, warm=True),
+            payload=_valid(PrefetchPayload, query=query, warm=True),
         )
         await self._publish(event)
 
@@ -332,6 +332,8 @@ class MemoryClient:
             reply = await self._request(event, seconds)
         except MemoryUnavailableError:
             return dict(TOOL_UNAVAILABLE)
+        except InvalidInputError as exc:  # arguments too big for an event: nothing was sent
+            return invalid_tool_args(name, str(exc))
         if reply is None:
             return {
                 "success": False,
@@ -389,7 +391,8 @@ class MemoryClient:
         """
         event = SyncTurnEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),
-            payload=SyncTurnPayload(
+            payload=_valid(
+                SyncTurnPayload,
                 user_content=user_content,
                 assistant_content=assistant_content,
                 turn_index=turn_index,

@@ -39,6 +39,8 @@ from memsvc.validation import describe
 
 SCHEMA_VERSION = 1
 MAX_EVENT_BYTES = 1024 * 1024
+# A turn number, and the next one counted from it, stay exact in Redis' Lua numbers (doubles).
+MAX_TURN_INDEX = 2**31 - 1
 MAX_QUERY_CHARS = 32_768
 MAX_TURN_CHARS = 256 * 1024
 MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
@@ -131,7 +133,8 @@ class ToolCallPayload(_Model):
 class SyncTurnPayload(_Model):
     user_content: Text = Field(max_length=MAX_TURN_CHARS)
     assistant_content: Text = Field(max_length=MAX_TURN_CHARS)
-    turn_index: int | None = Field(default=None, ge=1)  # the agent's own numbering, if any
+    # the agent's own numbering, if any
+    turn_index: int | None = Field(default=None, ge=1, le=MAX_TURN_INDEX)
 
 
 class SessionSwitchPayload(_Model):
@@ -369,7 +372,15 @@ def new_id() -> str:
 
 
 def encode(event: _Envelope) -> bytes:
-    return event.model_dump_json().encode("utf-8")
+    """The event as published; :class:`InvalidInputError` when it is over the size every
+    worker refuses, so that it is refused to its sender, not parked after being accepted."""
+    raw = event.model_dump_json().encode("utf-8")
+    if len(raw) > MAX_EVENT_BYTES:
+        raise InvalidInputError(
+            f"the event is {len(raw):,} bytes in UTF-8, over the {MAX_EVENT_BYTES:,} an event "
+            "may have: send less text"
+        )
+    return raw
 
 
 def decode(raw: bytes) -> Event:

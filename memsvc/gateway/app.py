@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -41,7 +43,7 @@ from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.fastlane import FastLane, lane
 from memsvc.gateway.page import router as page_router
-from memsvc.gateway.statuses import detail_of, status_of
+from memsvc.gateway.statuses import detail_of, json_safe, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -462,6 +464,12 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 
 
+async def _invalid(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's 422, with the input it quotes made JSON-safe (NaN, a lone surrogate)."""
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+
+
 async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
     """Redis away where the gateway reads it itself (a token's record): 503 as for any call,
     never a 500, and without the server's address."""
@@ -514,6 +522,7 @@ def create_app(
         # through); matched in order, the agents' calls first, the web page last
         routes=[*router.routes, *ops.routes, *page_router.routes],
     )
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(MemsvcError, _refused)
     app.add_exception_handler(RedisConnectionError, _redis_down)
     app.add_exception_handler(RedisTimeoutError, _redis_down)

@@ -10,12 +10,14 @@ async with MemoryHTTPClient("http://memsvc:8731", token) as mem:
     ctx = await mem.prefetch(user_id, agent_id, thread_id, query="...")
 ```
 
-The same bounds hold: ``prefetch`` never raises (a gateway that is down or slow
-gives an empty, ``degraded`` context within the deadline), ``call_tool`` answers
-with a result for the model, and the other calls raise errors of
+The same bounds hold: ``prefetch`` never raises because the gateway is down or
+slow (it gives an empty, ``degraded`` context within the deadline), ``call_tool``
+answers with a result for the model, and the other calls raise errors of
 :mod:`memsvc.errors` (:class:`MemoryUnavailableError` when the gateway does not
 answer). The user id is sent with every call; with a user's token it must be
-that user's own.
+that user's own: a token refused or another user's id raises
+(:class:`AuthenticationError`, :class:`PermissionDeniedError`) from every call, as
+an invalid id does from ``MemoryClient``'s.
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ except ImportError as missing:  # pragma: no cover - an install without the extr
 
 from memsvc.client import TOOL_UNAVAILABLE, PrefetchContext, invalid_tool_args
 from memsvc.errors import (
+    AuthenticationError,
     ClientStateError,
     InvalidInputError,
     MemoryUnavailableError,
     MemsvcError,
+    PermissionDeniedError,
 )
+from memsvc.gateway.models import MAX_DEADLINE_SECONDS
 from memsvc.gateway.statuses import error_of
 from memsvc.ids import DEFAULT_AGENT
 from memsvc.settings import ServiceSettings
@@ -117,8 +122,8 @@ class MemoryHTTPClient:
             reply = await self._call(
                 "POST", "/agent/prefetch", user_id, body=body, within=seconds, pass_on=True
             )
-        except ClientStateError:
-            raise  # a closed client: the caller's mistake, as with MemoryClient
+        except (ClientStateError, AuthenticationError, PermissionDeniedError, InvalidInputError):
+            raise  # the caller's mistake (a closed client, a token, an id), as with MemoryClient
         except MemsvcError as exc:
             return PrefetchContext(text="", skipped={"service": str(exc)}, degraded=True)
         return PrefetchContext(**reply)
@@ -165,8 +170,8 @@ class MemoryHTTPClient:
                 "error": f"Memory did not confirm within {seconds:g}s ({exc}). The call may "
                 "still be applied: do not repeat it in this turn.",
             }
-        except ClientStateError:
-            raise
+        except (ClientStateError, AuthenticationError, PermissionDeniedError):
+            raise  # the caller's mistake, not the model's nor an outage: never worth a retry
         except MemsvcError:
             return dict(TOOL_UNAVAILABLE)
 
@@ -384,7 +389,10 @@ class MemoryHTTPClient:
         """
         seconds = within if within is not None else self._timeout
         if pass_on and body is not None:
-            body = {**body, "deadline": seconds - min(seconds * MARGIN_SHARE, MARGIN_MAX_SECONDS)}
+            # a longer deadline than the gateway takes: it answers by its own (a fallback,
+            # a pending result), as a worker does for MemoryClient
+            margin = min(seconds * MARGIN_SHARE, MARGIN_MAX_SECONDS)
+            body = {**body, "deadline": min(seconds - margin, MAX_DEADLINE_SECONDS)}
         http = self._http()
         try:
             async with (

@@ -15,6 +15,7 @@ from memsvc.events import (
     MAX_ENTRY_CHARS,
     MAX_QUERY_CHARS,
     MAX_TURN_CHARS,
+    MAX_TURN_INDEX,
     AgentId,
     Args,
     OptionalThreadId,
@@ -248,7 +249,7 @@ class ToolCall(_Agent):
 class SyncTurn(_Agent):
     user_content: Text = Field(max_length=MAX_TURN_CHARS)
     assistant_content: Text = Field(max_length=MAX_TURN_CHARS)
-    turn_index: int | None = Field(default=None, ge=1)
+    turn_index: int | None = Field(default=None, ge=1, le=MAX_TURN_INDEX)
 
 
 class SessionSwitch(_Agent):

@@ -8,6 +8,7 @@ is the memory tool's result as :class:`WriteRefusedError`, a 503 that says
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from memsvc.errors import (
@@ -44,12 +45,27 @@ def status_of(exc: MemsvcError) -> int:
 
 
 def detail_of(exc: MemsvcError) -> Any:
-    """What the answer's ``detail`` says of ``exc``."""
+    """What the answer's ``detail`` says of ``exc``, as JSON can carry it."""
     if isinstance(exc, RequestRefusedError):
-        return exc.detail
+        return json_safe(exc.detail)
     if isinstance(exc, WritePendingError):
         return {"error": str(exc), "pending": True, "event_id": exc.event_id}
-    return str(exc)
+    return json_safe(str(exc))
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with what strict JSON in UTF-8 cannot carry spelt out: a NaN or an infinity
+    as its name, a lone surrogate as its escape. An error that quotes the input it refuses
+    (``"deadline": NaN``, ``"\\ud800"``) is then answered, not turned into a 500."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def error_of(status: int, detail: Any) -> MemsvcError:

@@ -227,6 +227,8 @@ class EventLog:
         when few of its entries are theirs.
         """
         found: list[LogEntry] = []
+        if before != "+" and not any(int(part) for part in before.split("-")):
+            return found, None  # nothing is older than 0-0 (and Redis refuses "(0-0")
         scanned = 0
         start = before if before == "+" else f"({before}"
         async for entry in self._backwards(start, min(500, scan)):

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import httpx
+import json
 
+import httpx
+import pytest
+
+from memsvc.errors import InvalidInputError
+from memsvc.events import MAX_EVENT_BYTES, MAX_TURN_CHARS, MAX_TURN_INDEX
 from memsvc.gateway.app import PREFIX
 from tests.unit.gateway.conftest import Gateway
 
@@ -36,3 +41,67 @@ async def test_a_user_id_in_a_body_that_has_none_is_422_not_403(gateway: Gateway
     assert [e["type"] for e in refused.json()["detail"]] == ["extra_forbidden"]
     other = await gateway.call("POST", "/reload", json={"agent_id": "default", "user_id": "bob"})
     assert other.status_code == 403  # a body that names a user names the token's own
+
+
+def _strict_json(response: httpx.Response) -> object:
+    """The body as strict JSON reads it: UTF-8, no NaN."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(constant)
+
+    return json.loads(response.content.decode("utf-8"), parse_constant=refuse)
+
+
+# Values JSON parsers take but strict JSON cannot carry back: each is refused with a 422
+# whose detail quotes them spelt out, on the agents' fast path and on FastAPI's alike.
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/agent/prefetch", b'{"agent_id": "a1", "deadline": NaN}'),
+        ("/agent/prefetch", b'{"agent_id": "a1", "deadline": Infinity}'),
+        ("/agent/prefetch", b'{"agent_id": "a1", "deadline": 1e400}'),
+        ("/agent/prefetch", b'{"agent_id": "a1", "query": "\\ud800"}'),
+        ("/agent/tool", b'{"agent_id": "a1", "name": "memory", "args": {"x": NaN}}'),
+        ("/entries", b'{"target": "user", "content": "\\ud800"}'),
+    ],
+)
+@pytest.mark.parametrize("query", ["", "?fastapi=1"])
+async def test_input_that_json_cannot_carry_back_is_422_not_500(
+    gateway: Gateway, path: str, body: bytes, query: str
+) -> None:
+    headers = {**gateway.auth("alice"), "Content-Type": "application/json"}
+    answer = await gateway.http.post(PREFIX + path + query, content=body, headers=headers)
+    assert answer.status_code == 422, answer.text
+    detail = _strict_json(answer)["detail"]  # type: ignore[index]
+    assert detail and all("loc" in error for error in detail)
+    assert (await gateway.call("GET", "")).json()["user_md"] == []
+
+
+async def test_a_turn_number_past_what_redis_counts_exactly_is_422(gateway: Gateway) -> None:
+    turn = {"agent_id": "a1", "thread_id": "t1", "user_content": "q", "assistant_content": "a"}
+    refused = await gateway.call("POST", "/agent/sync-turn", json={**turn, "turn_index": 2**63})
+    assert refused.status_code == 422
+    assert [e["loc"] for e in refused.json()["detail"]] == [["body", "turn_index"]]
+    last = {**turn, "turn_index": MAX_TURN_INDEX}
+    assert (await gateway.call("POST", "/agent/sync-turn", json=last)).status_code == 202
+    with pytest.raises(InvalidInputError):
+        await gateway.service.client.sync_turn(
+            "alice", "a1", "t1", user_content="q", assistant_content="a", turn_index=2**53 + 1
+        )
+
+
+async def test_an_event_over_the_size_workers_take_is_refused_to_its_sender(
+    gateway: Gateway,
+) -> None:
+    """Text within the character limits can still be over an event's bytes (four bytes a
+    character): it is refused when sent, not accepted and then parked by the worker."""
+    wide = "😀" * MAX_TURN_CHARS
+    turn = {"agent_id": "a1", "thread_id": "t1", "user_content": wide, "assistant_content": wide}
+    refused = await gateway.call("POST", "/agent/sync-turn", json=turn)
+    assert refused.status_code == 422 and f"{MAX_EVENT_BYTES:,}" in refused.json()["detail"]
+    args = {"action": "add", "target": "memory", "content": "z" * MAX_EVENT_BYTES}
+    body = {"agent_id": "a1", "thread_id": "t1", "name": "memory", "args": args}
+    result = (await gateway.call("POST", "/agent/tool", json=body)).json()
+    assert result["success"] is False and "Invalid memory arguments" in result["error"]
+    assert "pending" not in result
+    assert not [e for e in await gateway.service.log() if e.outcome != "ok"]

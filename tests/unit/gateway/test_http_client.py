@@ -178,6 +178,24 @@ async def test_another_users_id_is_refused_as_the_gateway_refuses_it(
         await remote.get_memory("bob")
     with pytest.raises(PermissionDeniedError):
         await remote.sync_turn("bob", "a1", "t1", user_content="q", assistant_content="a")
+    # also where a slow or absent gateway gives a result: a refusal is no outage to retry
+    args = {"action": "add", "target": "memory", "content": "x"}
+    with pytest.raises(PermissionDeniedError):
+        await remote.call_tool("bob", "a1", "t1", "memory", args)
+    with pytest.raises(PermissionDeniedError):
+        await remote.prefetch("bob", "a1", "t1")
+
+
+async def test_a_deadline_longer_than_the_gateway_takes_is_still_a_valid_call(
+    remote: MemoryHTTPClient,
+) -> None:
+    """MemoryClient takes any deadline; the gateway caps what it is given, so the client
+    hands it at most that and waits as long as it was asked to."""
+    args = {"action": "add", "target": "memory", "content": "Patient"}
+    result = await remote.call_tool("alice", "a1", "t1", "memory", args, deadline=90)
+    assert result["success"] is True, result
+    ctx = await remote.prefetch("alice", "a1", "t1", deadline=90)
+    assert not ctx.degraded and "Patient" in ctx.snapshot
 
 
 async def test_a_gateway_that_is_down_never_fails_a_turn() -> None:
