@@ -28,8 +28,14 @@ from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigError, ConfigLoader, shown
-from memsvc.errors import MemoryServiceError, MigrationSourceError, NotFoundError, PathEscapeError
-from memsvc.ids import DEFAULT_THREAD, InvalidIdError, validate_id
+from memsvc.errors import (
+    InvalidInputError,
+    MemoryServiceError,
+    MigrationSourceError,
+    NotFoundError,
+    PathEscapeError,
+)
+from memsvc.ids import DEFAULT_THREAD, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
@@ -567,12 +573,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
     except (
         UsageError,
-        InvalidIdError,
         PathEscapeError,
         ConfigError,
         MigrationSourceError,
         MemoryServiceError,
         NotFoundError,
+        InvalidInputError,
     ) as exc:
         sys.stderr.write(f"memsvc: {exc}\n")
         return EXIT_BAD_INPUT

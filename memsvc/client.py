@@ -387,7 +387,9 @@ class MemoryClient:
 
         ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
         without it turns are numbered in the order they are processed. Raises
-        :class:`MemoryUnavailableError` when Redis does not take the event.
+        :class:`MemoryUnavailableError` when Redis does not take the event,
+        :class:`InvalidInputError` when the turn is not one an event can carry (over the
+        caps, or over ``MAX_EVENT_BYTES`` in UTF-8).
         """
         event = SyncTurnEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),

@@ -39,6 +39,8 @@ from memsvc.validation import describe
 
 SCHEMA_VERSION = 1
 MAX_EVENT_BYTES = 1024 * 1024
+# The longest deadline the gateway holds a request for; a caller's longer one is answered by it.
+MAX_DEADLINE_SECONDS = 60.0
 # A turn number, and the next one counted from it, stay exact in Redis' Lua numbers (doubles).
 MAX_TURN_INDEX = 2**31 - 1
 MAX_QUERY_CHARS = 32_768

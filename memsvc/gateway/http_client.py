@@ -44,7 +44,7 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
 )
-from memsvc.gateway.models import MAX_DEADLINE_SECONDS
+from memsvc.events import MAX_DEADLINE_SECONDS
 from memsvc.gateway.statuses import error_of
 from memsvc.ids import DEFAULT_AGENT
 from memsvc.settings import ServiceSettings
@@ -115,7 +115,8 @@ class MemoryHTTPClient:
         *,
         deadline: float | None = None,
     ) -> PrefetchContext:
-        """The memory to inject before this turn's model call; never raises."""
+        """The memory to inject before this turn's model call; never raises because the
+        gateway is down or slow, only for the caller's own mistakes (see the module)."""
         seconds = self._settings.prefetch_deadline_seconds if deadline is None else deadline
         body = {"agent_id": agent_id, "thread_id": thread_id, "query": query}
         try:

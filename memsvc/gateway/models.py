@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memsvc.events import (
     ENTRY_HASH,
+    MAX_DEADLINE_SECONDS,
     MAX_ENTRY_CHARS,
     MAX_QUERY_CHARS,
     MAX_TURN_CHARS,
@@ -25,8 +26,6 @@ from memsvc.events import (
 )
 from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD
 from memsvc.paths import Target
-
-MAX_DEADLINE_SECONDS = 60.0
 
 
 class _Body(BaseModel):

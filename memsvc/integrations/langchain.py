@@ -73,8 +73,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from memsvc.client import MemoryClient, PrefetchContext
-from memsvc.errors import AsyncOnlyError, MemoryServiceError
-from memsvc.events import MAX_QUERY_CHARS, MAX_TURN_CHARS
+from memsvc.errors import AsyncOnlyError, InvalidInputError, MemoryServiceError
+from memsvc.events import MAX_EVENT_BYTES, MAX_QUERY_CHARS, MAX_TURN_CHARS
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError, validate_id
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, scrub
 
@@ -226,7 +226,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 user_content=_plain(scrub(human.text, tag), MAX_TURN_CHARS),
                 assistant_content=_plain(scrub(answer, tag), MAX_TURN_CHARS),
             )
-        except MemoryServiceError as exc:
+        except (MemoryServiceError, InvalidInputError) as exc:
             log.warning("memory_turn_not_recorded", **asdict(ids), error=str(exc))
             return None
         return None if human.id is None else {"memsvc_synced": human.id}
@@ -385,6 +385,27 @@ def _tool_name(tool: BaseTool | dict[str, Any]) -> str:
     return str(tool.get("name") or tool.get("function", {}).get("name", ""))
 
 
+# Each side of a turn at most this many bytes as JSON, so that both and the envelope fit in
+# one event: within the character cap, emoji or CJK text (three or four bytes a character)
+# could be over it.
+_TURN_SIDE_BYTES = (MAX_EVENT_BYTES - 64 * 1024) // 2
+
+
 def _plain(text: str, limit: int) -> str:
-    """At most ``limit`` characters with a UTF-8 form: an event never refuses a turn's text."""
-    return text[:limit].encode("utf-8", "replace").decode("utf-8")
+    """At most ``limit`` characters with a UTF-8 form, cut to fit half an event: an event
+    never refuses a turn's text."""
+    text = text[:limit].encode("utf-8", "replace").decode("utf-8")
+    if _json_bytes(text) <= _TURN_SIDE_BYTES:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the longest start of it that fits
+        middle = (low + high + 1) // 2
+        if _json_bytes(text[:middle]) <= _TURN_SIDE_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
+
+
+def _json_bytes(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))

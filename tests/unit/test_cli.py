@@ -297,3 +297,16 @@ def test_token_add_prints_a_token_once_and_keeps_only_its_hash(
 def test_a_token_for_an_unsafe_user_id_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "token", "add", "--user", "../bob")
     assert code == 2 and "user_id" in err
+
+
+def test_a_turn_or_query_no_event_can_carry_is_a_one_line_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Text that is not UTF-8 (a lone surrogate, as a shell's undecodable bytes become)."""
+    code, _, err = run(
+        capsys, "sync-turn", "--user", "u1", "--agent", "a1",
+        "--user-content", "hi\udcff", "--assistant-content", "ok",
+    )  # fmt: skip
+    assert code == 2 and err.startswith("memsvc: ") and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "prefetch", "--user", "u1", "--agent", "a1", "--query", "hi\udcff")
+    assert code == 2 and err.startswith("memsvc: ") and len(err.strip().splitlines()) == 1

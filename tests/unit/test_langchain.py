@@ -203,6 +203,20 @@ async def test_each_turn_is_recorded_once_without_recall_or_tool_calls(
     ]
 
 
+async def test_a_turn_too_big_for_one_event_is_recorded_cut_and_the_answer_comes(
+    service: Service,
+) -> None:
+    """200,000 emoji are within the character cap but 800 KB a side: the turn is cut to fit
+    an event rather than refused (which would end the run after the model answered)."""
+    agent, _ = build(service)
+    text = "😀" * 200_000
+    out = await turn(agent, text)
+    assert out["messages"][-1].text.startswith("You said: 😀")
+    [(user_side, assistant_side)] = await recorded_turns(service, 1)
+    assert text.startswith(user_side) and len(user_side) > 100_000
+    assert out["messages"][-1].text.startswith(assistant_side) and len(assistant_side) > 100_000
+
+
 async def test_an_answer_that_echoes_the_recall_is_recorded_without_it(
     service: Service, recalled: str
 ) -> None:

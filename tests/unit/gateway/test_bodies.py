@@ -53,7 +53,8 @@ def _strict_json(response: httpx.Response) -> object:
 
 
 # Values JSON parsers take but strict JSON cannot carry back: each is refused with a 422
-# whose detail quotes them spelt out, on the agents' fast path and on FastAPI's alike.
+# whose detail quotes them spelt out (the agents' fast path leaves a body its model refuses
+# to FastAPI, so one handler answers both).
 @pytest.mark.parametrize(
     ("path", "body"),
     [
@@ -65,12 +66,11 @@ def _strict_json(response: httpx.Response) -> object:
         ("/entries", b'{"target": "user", "content": "\\ud800"}'),
     ],
 )
-@pytest.mark.parametrize("query", ["", "?fastapi=1"])
 async def test_input_that_json_cannot_carry_back_is_422_not_500(
-    gateway: Gateway, path: str, body: bytes, query: str
+    gateway: Gateway, path: str, body: bytes
 ) -> None:
     headers = {**gateway.auth("alice"), "Content-Type": "application/json"}
-    answer = await gateway.http.post(PREFIX + path + query, content=body, headers=headers)
+    answer = await gateway.http.post(PREFIX + path, content=body, headers=headers)
     assert answer.status_code == 422, answer.text
     detail = _strict_json(answer)["detail"]  # type: ignore[index]
     assert detail and all("loc" in error for error in detail)
