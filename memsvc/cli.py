@@ -27,11 +27,10 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
-from memsvc.config import ConfigError, ConfigLoader, shown
+from memsvc.config import ConfigLoader, shown
 from memsvc.errors import (
     InvalidInputError,
     MemoryServiceError,
-    MigrationSourceError,
     NotFoundError,
     PathEscapeError,
 )
@@ -574,11 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (
         UsageError,
         PathEscapeError,
-        ConfigError,
-        MigrationSourceError,
+        InvalidInputError,  # a config, a migration source, an id or text no event carries
         MemoryServiceError,
         NotFoundError,
-        InvalidInputError,
     ) as exc:
         sys.stderr.write(f"memsvc: {exc}\n")
         return EXIT_BAD_INPUT

@@ -57,6 +57,9 @@ MAX_CONNECTIONS = 100
 # An idle connection is dropped before the gateway drops it (uvicorn: after 5 s), so a
 # request is not written onto a connection the server is closing.
 KEEPALIVE_SECONDS = 4.0
+# Refusals of the caller itself (a closed client, a token, another user's id): raised by
+# every call, also those that answer an outage with a result.
+_CALLERS_MISTAKES = (ClientStateError, AuthenticationError, PermissionDeniedError)
 
 
 class MemoryHTTPClient:
@@ -123,8 +126,8 @@ class MemoryHTTPClient:
             reply = await self._call(
                 "POST", "/agent/prefetch", user_id, body=body, within=seconds, pass_on=True
             )
-        except (ClientStateError, AuthenticationError, PermissionDeniedError, InvalidInputError):
-            raise  # the caller's mistake (a closed client, a token, an id), as with MemoryClient
+        except (*_CALLERS_MISTAKES, InvalidInputError):
+            raise  # as MemoryClient raises for an id it refuses
         except MemsvcError as exc:
             return PrefetchContext(text="", skipped={"service": str(exc)}, degraded=True)
         return PrefetchContext(**reply)
@@ -171,8 +174,8 @@ class MemoryHTTPClient:
                 "error": f"Memory did not confirm within {seconds:g}s ({exc}). The call may "
                 "still be applied: do not repeat it in this turn.",
             }
-        except (ClientStateError, AuthenticationError, PermissionDeniedError):
-            raise  # the caller's mistake, not the model's nor an outage: never worth a retry
+        except _CALLERS_MISTAKES:
+            raise  # not the model's mistake nor an outage: never worth a retry
         except MemsvcError:
             return dict(TOOL_UNAVAILABLE)
 
