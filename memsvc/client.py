@@ -831,8 +831,8 @@ def _logged(entry: LogEntry) -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    """``MemoryHTTPClient`` (:mod:`memsvc.gateway.http_client`), loaded with aiohttp only when
-    it is asked for: an agent process that talks to Redis never pays for an HTTP client."""
+    """``MemoryHTTPClient`` (:mod:`memsvc.gateway.http_client`), loaded only when it is asked
+    for: an agent process that talks to Redis never pays for an HTTP client."""
     if name == "MemoryHTTPClient":
         from memsvc.gateway import http_client
 

@@ -2,7 +2,7 @@
 
 For agents that should not talk to Redis (another network, no credentials for
 it): the same methods with the same arguments, results and errors, sent to
-``memsvc serve`` with a bearer token. It brings aiohttp (``pip install
+``memsvc serve`` with a bearer token. It brings httptools (``pip install
 'memsvc[http]'``) and nothing of the worker side or the gateway's server.
 
 ```python
@@ -22,17 +22,18 @@ an invalid id does from ``MemoryClient``'s.
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import json
 import os
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote, urlencode
 
 try:
-    import aiohttp
+    from memsvc.gateway.http11 import Origin, Unanswered
 except ImportError as missing:  # pragma: no cover - an install without the extra
     raise ModuleNotFoundError(
-        "MemoryHTTPClient needs aiohttp: pip install 'memsvc[http]'", name=missing.name
+        "MemoryHTTPClient needs httptools: pip install 'memsvc[http]'", name=missing.name
     ) from missing
 
 from memsvc.client import TOOL_UNAVAILABLE, PrefetchContext, invalid_tool_args
@@ -40,7 +41,6 @@ from memsvc.errors import (
     AuthenticationError,
     ClientStateError,
     InvalidInputError,
-    MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
 )
@@ -60,6 +60,7 @@ KEEPALIVE_SECONDS = 4.0
 # Refusals of the caller itself (a closed client, a token, another user's id): raised by
 # every call, also those that answer an outage with a result.
 _CALLERS_MISTAKES = (ClientStateError, AuthenticationError, PermissionDeniedError)
+_CONTEXT_FIELDS = frozenset(field.name for field in dataclasses.fields(PrefetchContext))
 
 
 class MemoryHTTPClient:
@@ -79,16 +80,19 @@ class MemoryHTTPClient:
     ) -> None:
         """``token`` may be ``None`` only for a gateway run with ``--no-auth``."""
         self._settings = settings or ServiceSettings()
-        self._api = base_url.rstrip("/") + API
-        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._origin = Origin(
+            base_url, limit=MAX_CONNECTIONS, keepalive=KEEPALIVE_SECONDS, headers=headers
+        )
         self._timeout = self._settings.tool_deadline_seconds + SLACK_SECONDS
-        self._session: aiohttp.ClientSession | None = None
         self._closed = False
 
     @classmethod
     def from_env(cls) -> MemoryHTTPClient:
         """The gateway at ``MEMSVC_GATEWAY_URL``, with the token in ``MEMSVC_GATEWAY_TOKEN``."""
-        return cls(os.environ["MEMSVC_GATEWAY_URL"], os.environ.get("MEMSVC_GATEWAY_TOKEN"))
+        token = os.environ.get("MEMSVC_GATEWAY_TOKEN")
+        # a token kept in a file and exported with its line break
+        return cls(os.environ["MEMSVC_GATEWAY_URL"], token.strip() if token else None)
 
     async def __aenter__(self) -> MemoryHTTPClient:
         return self
@@ -103,9 +107,7 @@ class MemoryHTTPClient:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
+        await self._origin.close()
 
     # -- the agent's calls --------------------------------------------------------------
 
@@ -124,20 +126,27 @@ class MemoryHTTPClient:
         body = {"agent_id": agent_id, "thread_id": thread_id, "query": query}
         try:
             reply = await self._call(
-                "POST", "/agent/prefetch", user_id, body=body, within=seconds, pass_on=True
+                "POST",
+                "/agent/prefetch",
+                user_id,
+                body=body,
+                within=seconds,
+                pass_on=True,
+                retry=True,
             )
         except (*_CALLERS_MISTAKES, InvalidInputError):
             raise  # as MemoryClient raises for an id it refuses
         except MemsvcError as exc:
             return PrefetchContext(text="", skipped={"service": str(exc)}, degraded=True)
-        return PrefetchContext(**reply)
+        # the fields this client knows of: a newer gateway may answer with more
+        return PrefetchContext(**{k: v for k, v in reply.items() if k in _CONTEXT_FIELDS})
 
     async def queue_prefetch(
         self, user_id: str, agent_id: str, thread_id: str, query: str = ""
     ) -> None:
         """Ask the workers to prepare the next turn's context; returns once it is queued."""
         body = {"agent_id": agent_id, "thread_id": thread_id, "query": query}
-        await self._call("POST", "/agent/queue-prefetch", user_id, body=body)
+        await self._call("POST", "/agent/queue-prefetch", user_id, body=body, retry=True)
 
     async def call_tool(
         self,
@@ -167,7 +176,7 @@ class MemoryHTTPClient:
             )
         except InvalidInputError as exc:  # the model's arguments: it gets a result to act on
             return invalid_tool_args(name, str(exc))
-        except _Unanswered as exc:
+        except Unanswered as exc:
             return {
                 "success": False,
                 "pending": True,
@@ -242,9 +251,8 @@ class MemoryHTTPClient:
     ) -> str:
         """Refresh the thread's frozen snapshot from the files now; returns the new text."""
         body = {"agent_id": agent_id, "thread_id": thread_id}
-        text: str = (await self._call("POST", "/reload", user_id, body=body, within=deadline))[
-            "text"
-        ]
+        reply = await self._call("POST", "/reload", user_id, body=body, within=deadline, retry=True)
+        text: str = reply["text"]
         return text
 
     # -- a person's view: the DeerFlow V2 methods --------------------------------------
@@ -336,7 +344,7 @@ class MemoryHTTPClient:
     ) -> dict[str, Any]:
         """See :meth:`MemoryClient.search_memory`."""
         body = {"query": query, "mode": mode, "scope": scope, "agent_id": agent_id}
-        return await self._call("POST", "/search", user_id, body=body, within=deadline)
+        return await self._call("POST", "/search", user_id, body=body, within=deadline, retry=True)
 
     async def clear_bank(
         self,
@@ -384,12 +392,14 @@ class MemoryHTTPClient:
         params: dict[str, Any] | None = None,
         within: float | None = None,
         pass_on: bool = False,
+        retry: bool = False,
     ) -> dict[str, Any]:
         """One request; its JSON body, or the error its status stands for.
 
         ``within``: the caller's deadline for the whole exchange. With ``pass_on``
         the gateway is given it less the trip (``deadline`` in the body), so that its
-        own answer (a fallback, a pending result) arrives in time.
+        own answer (a fallback, a pending result) arrives in time. ``retry``: a call
+        that changes nothing (as every GET), which may be sent twice.
         """
         seconds = within if within is not None else self._timeout
         if pass_on and body is not None:
@@ -397,48 +407,38 @@ class MemoryHTTPClient:
             # a pending result), as a worker does for MemoryClient
             margin = min(seconds * MARGIN_SHARE, MARGIN_MAX_SECONDS)
             body = {**body, "deadline": min(seconds - margin, MAX_DEADLINE_SECONDS)}
-        http = self._http()
-        try:
-            async with (
-                asyncio.timeout(seconds),
-                http.request(
-                    method,
-                    self._api + path,
-                    json=body,
-                    params={**(params or {}), "user_id": user_id},
-                ) as response,
-            ):
-                status, raw = response.status, await response.read()
-        except TimeoutError as exc:
-            raise _Unanswered(f"the gateway did not answer within {seconds:g}s") from exc
-        except aiohttp.ClientError as exc:
-            raise MemoryUnavailableError(f"the gateway is unreachable: {exc!r}") from exc
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = {"detail": raw.decode(errors="replace")[:500]}
-        if 200 <= status < 300:
-            reply: dict[str, Any] = data
-            return reply
-        raise error_of(status, data.get("detail") if isinstance(data, dict) else data)
-
-    def _http(self) -> aiohttp.ClientSession:
-        """The session, opened on the running loop by the first call."""
         if self._closed:
             raise ClientStateError("this MemoryHTTPClient is closed; open a new one")
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(
-                    limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS
-                ),
-                headers=self._headers,
-                # no timeouts of its own: asyncio.timeout bounds each call as a whole
-                timeout=aiohttp.ClientTimeout(),
-                # the gateway sets no cookies, and a client keeps no state between calls
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )
-        return self._session
+        origin = self._origin
+        query = _query({**(params or {}), "user_id": user_id})
+        target = f"{origin.path}{API}{_quoted(path)}?{query}"
+        data = None if body is None else json.dumps(body).encode()
+        status, raw = await origin.request(
+            method, target, data, within=seconds, retry=method == "GET" or retry
+        )
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            answer = raw.decode(errors="replace")[:500]
+        if 200 <= status < 300:
+            if not isinstance(answer, dict):  # not the gateway's (a proxy's page, an empty body)
+                raise Unanswered(f"the answer (HTTP {status}) is not the gateway's: {answer!r}")
+            return answer
+        raise error_of(status, answer.get("detail") if isinstance(answer, dict) else answer)
 
 
-class _Unanswered(MemoryUnavailableError):
-    """Sent, and not answered in time: the gateway may still act on it."""
+def _quoted(path: str) -> str:
+    try:
+        return quote(path)
+    except UnicodeEncodeError as exc:  # a lone surrogate: no URL holds it
+        raise InvalidInputError(f"'{path}' is not valid Unicode text") from exc
+
+
+def _query(params: dict[str, Any]) -> str:
+    for name, value in params.items():
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    try:
+        return urlencode(params, quote_via=quote)
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{params} holds text that is not valid Unicode") from exc

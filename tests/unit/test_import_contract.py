@@ -37,7 +37,7 @@ FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
 # The gateway's server side (memsvc[gateway]): only `memsvc serve` and a worker's metrics use it.
 SERVER = ("fastapi", "starlette", "uvicorn", "prometheus_client", "memsvc.gateway")
 # MemoryHTTPClient's HTTP stack (memsvc[http]): only an agent that asks for that client loads it.
-HTTP_CLIENT = ("aiohttp",)
+HTTP_CLIENT = ("httptools",)
 
 
 def _loaded(module: str) -> list[str]:
@@ -64,15 +64,16 @@ def test_importing_the_client_loads_nothing_of_the_worker_side() -> None:
     assert _among(_loaded("memsvc"), FRAMEWORKS + SERVER + HTTP_CLIENT) == []
 
 
-def test_the_http_client_brings_aiohttp_and_nothing_of_a_server() -> None:
+def test_the_http_client_brings_httptools_and_nothing_of_a_server() -> None:
     loaded = _loaded("memsvc.gateway.http_client")
-    assert "aiohttp" in loaded
+    assert "httptools" in loaded
     assert _among(loaded, WORKER_SIDE) == []  # httpx, the worker side's HTTP client, included
     assert _among(loaded, ("fastapi", "starlette", "uvicorn", "prometheus_client")) == []
     client_side = {m for m in _loaded("memsvc.client") if m.startswith("memsvc")}
     ours = {m for m in loaded if m == "memsvc" or m.startswith("memsvc.")}
     assert ours - client_side == {
         "memsvc.gateway",
+        "memsvc.gateway.http11",
         "memsvc.gateway.http_client",
         "memsvc.gateway.statuses",
     }

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -22,6 +21,7 @@ from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
 from memsvc.gateway.app import PREFIX, create_app, router
 from memsvc.settings import ServiceSettings
+from tests.unit.gateway.conftest import closed_port
 from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
 
 # well formed, so its record is looked up (in Redis)
@@ -32,13 +32,6 @@ TOKEN = "msv_0123456789ab_" + "A" * 43
 ANSWERS = {("POST", "/agent/prefetch"): 200, ("POST", "/agent/tool"): 200} | dict.fromkeys(
     ADMIN_ONLY, 403
 )
-
-
-def closed_port() -> int:
-    """A port nothing listens on: bound by the kernel's choice, then let go."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def settings_for(tmp_path: Path, port: int) -> ServiceSettings:
