@@ -14,13 +14,15 @@ and through a minimal HTTP/1.1 client, one kept-alive connection per caller
 (what the gateway costs an agent whose HTTP stack is cheap); with ``--baseline
 REV`` also through ``MemoryHTTPClient`` as ``REV`` wrote it (its module loaded
 beside this tree's, the rest of memsvc this tree's): the before and after of a
-change to the client, in one run. With ``--gateway-baseline REV`` a second
-gateway runs from a checkout of ``REV`` beside this tree's, and both HTTP
-rows are measured through it too: the before and after of a change to the
-gateway, in one run. Every process shares the machine's cores, so
-a client's own CPU slows the worker it waits for: each row also gives this
-process's CPU per call (``getrusage``: user + system), which is the caller's,
-and the gateway process's (``/proc``), which is what serving the call cost.
+change to the client, in one run (before ad9f4da the client ran on aiohttp:
+``uv run --with aiohttp python -m bench.gateway --baseline REV``). With
+``--gateway-baseline REV`` a second gateway runs from a checkout of ``REV``
+beside this tree's, and both HTTP rows are measured through it too: the before
+and after of a change to the gateway, in one run. Every process shares the
+machine's cores, so a client's own CPU slows the worker it waits for: each row
+also gives this process's CPU per call (``getrusage``: user + system), which is
+the caller's, and the gateway process's (``/proc``), which is what serving the
+call cost.
 The rows take turns, ``--rounds`` times, ``--calls`` calls each in all, so that
 load from elsewhere on the machine falls on all of them alike.
 """
