@@ -43,8 +43,8 @@ class Unanswered(MemoryUnavailableError):
     """Sent, and not answered: the server may still act on the request."""
 
 
-class _ClosedBeforeAnswer(Exception):
-    """The connection ended before a byte of the answer came."""
+class _ClosedBeforeAnswer(MemoryUnavailableError):
+    """The connection ended before a byte of the answer came (the pool decides what it means)."""
 
 
 class _Connection(asyncio.Protocol):
