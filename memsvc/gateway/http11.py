@@ -14,9 +14,9 @@ pool and the framing of a request.
 A request's failure says whether the server may have acted on it: nothing sent
 (:class:`~memsvc.errors.MemoryUnavailableError`), or sent and not answered
 (:class:`Unanswered`). A kept-alive connection the server closes just as a request
-is written (its idle timeout) fails with no byte of an answer; the server never
-read that request, so one marked ``retry`` is sent again on a new connection and
-any other is reported as not sent.
+is written (its idle timeout) fails at once with no byte of an answer; the server
+never read that request, so one marked ``retry`` is sent again on a new connection
+and any other is reported as not sent.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ from memsvc.errors import ClientStateError, MemoryUnavailableError
 # an answer larger than this is refused and its connection dropped (the gateway's largest,
 # a page of the log or two whole files, are far smaller)
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+# A kept-alive connection closed with no answer this soon after a request was written met
+# the server's idle timeout: the request crossed the server's close and was never read.
+# Later, the server had time to read it and act before it went away.
+CLOSE_RACE_SECONDS = 0.25
+HAPPY_EYEBALLS_SECONDS = 0.25  # what aiohttp's connector waits before a name's next address
 
 
 class Unanswered(MemoryUnavailableError):
@@ -64,7 +69,9 @@ class _Connection(asyncio.Protocol):
         self._framed = False  # by Content-Length or chunks, else the body ends with the connection
 
     def expect(self, answer: asyncio.Future[tuple[int, bytes, bool]]) -> None:
+        """Read what comes next as the answer to a request just written."""
         self._answer, self._received = answer, False
+        self.on_message_begin()  # nothing of the last answer (a 204's state) carries over
 
     def close(self) -> None:
         if self._answer is not None and not self._answer.done():  # closed here, not by the server
@@ -74,10 +81,12 @@ class _Connection(asyncio.Protocol):
             return
         try:
             self.transport.close()
-        except RuntimeError:  # its loop is closed: the server is told, the socket goes with GC
+        except RuntimeError:  # its loop is closed: the server is told, the socket closed when
+            # the transport, no longer referred to here, is freed
             sock = self.transport.get_extra_info("socket")
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+            self.transport = None
 
     # asyncio.Protocol
 
@@ -98,7 +107,7 @@ class _Connection(asyncio.Protocol):
         self.closed = True
         if self._answer is None or self._answer.done():
             return
-        if self._headers_done and not self._framed:  # the end of a body the close delimits
+        if self._headers_done and not self._framed and exc is None:  # a body the close ends
             self._answer.set_result((self._status, b"".join(self._body), False))
         elif not self._received:
             self._fail(_ClosedBeforeAnswer())
@@ -132,6 +141,7 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         if 100 <= self._status < 200:  # an interim answer (100 Continue, 103): the final follows
+            self._headers_done = False
             return
         if self._answer is not None and not self._answer.done():
             keep = self._parser.should_keep_alive()
@@ -245,10 +255,16 @@ class Origin:
     async def _exchange(self, connection: _Connection, message: bytes) -> tuple[int, bytes]:
         answer: asyncio.Future[tuple[int, bytes, bool]] = asyncio.get_running_loop().create_future()
         connection.expect(answer)
+        written = monotonic()
         try:
             assert connection.transport is not None
             connection.transport.write(message)
             status, data, keep = await answer
+        except _ClosedBeforeAnswer:
+            self._drop(connection)
+            if monotonic() - written >= CLOSE_RACE_SECONDS:  # it had time to act on it
+                raise Unanswered("the gateway closed the connection before it answered") from None
+            raise
         except BaseException:
             self._drop(connection)  # cut short, its answer may still come: never reused
             raise
@@ -272,10 +288,23 @@ class Origin:
             if not connection.closed:
                 return connection, True
             self._drop(connection)
+        loop = asyncio.get_running_loop()
+        # a name's next address is tried when one has not answered in this long (uvloop's
+        # create_connection has no such option: it tries them in turn)
+        eyeballs = HAPPY_EYEBALLS_SECONDS if isinstance(loop, asyncio.BaseEventLoop) else None
         try:
-            _, connection = await asyncio.get_running_loop().create_connection(
-                _Connection, self._host, self._port, ssl=self._ssl
-            )
+            if eyeballs is None:
+                _, connection = await loop.create_connection(
+                    _Connection, self._host, self._port, ssl=self._ssl
+                )
+            else:
+                _, connection = await loop.create_connection(
+                    _Connection,
+                    self._host,
+                    self._port,
+                    ssl=self._ssl,
+                    happy_eyeballs_delay=eyeballs,
+                )
         except OSError as exc:  # refused, no route, a name that does not resolve, TLS
             raise MemoryUnavailableError(f"the gateway is unreachable: {exc!r}") from exc
         if self._closed:

@@ -54,6 +54,8 @@ API = "/api/memory/v2"
 MARGIN_SHARE, MARGIN_MAX_SECONDS = 0.2, 0.2
 SLACK_SECONDS = 2.0  # over the gateway's own deadline for the calls a worker answers
 MAX_CONNECTIONS = 100
+# a proxy's answers that may come after it passed the request on (Bad Gateway, Gateway Timeout)
+PROXY_TIMEOUTS = (502, 504)
 # An idle connection is dropped before the gateway drops it (uvicorn: after 5 s), so a
 # request is not written onto a connection the server is closing.
 KEEPALIVE_SECONDS = 4.0
@@ -138,6 +140,9 @@ class MemoryHTTPClient:
             raise  # as MemoryClient raises for an id it refuses
         except MemsvcError as exc:
             return PrefetchContext(text="", skipped={"service": str(exc)}, degraded=True)
+        if not isinstance(reply.get("text"), str):  # a 2xx answer from something else
+            skipped = {"service": f"the answer is not the gateway's: {reply!r}"[:500]}
+            return PrefetchContext(text="", skipped=skipped, degraded=True)
         # the fields this client knows of: a newer gateway may answer with more
         return PrefetchContext(**{k: v for k, v in reply.items() if k in _CONTEXT_FIELDS})
 
@@ -171,17 +176,20 @@ class MemoryHTTPClient:
         if not mirror:  # only then: a gateway older than the field still takes the rest
             body["mirror"] = False
         try:
-            return await self._call(
+            result = await self._call(
                 "POST", "/agent/tool", user_id, body=body, within=seconds, pass_on=True
             )
+            if "success" not in result:  # a 2xx answer from something else, which had the call
+                raise Unanswered(f"the answer is not the gateway's: {result!r}"[:500])
+            return result
         except InvalidInputError as exc:  # the model's arguments: it gets a result to act on
             return invalid_tool_args(name, str(exc))
         except Unanswered as exc:
             return {
                 "success": False,
                 "pending": True,
-                "error": f"Memory did not confirm within {seconds:g}s ({exc}). The call may "
-                "still be applied: do not repeat it in this turn.",
+                "error": f"Memory did not confirm the call ({exc}). It may still be "
+                "applied: do not repeat it in this turn.",
             }
         except _CALLERS_MISTAKES:
             raise  # not the model's mistake nor an outage: never worth a retry
@@ -424,6 +432,8 @@ class MemoryHTTPClient:
             if not isinstance(answer, dict):  # not the gateway's (a proxy's page, an empty body)
                 raise Unanswered(f"the answer (HTTP {status}) is not the gateway's: {answer!r}")
             return answer
+        if status in PROXY_TIMEOUTS:  # a proxy's: the gateway may have had the request
+            raise Unanswered(f"HTTP {status} from a proxy before the gateway: {answer!r}"[:500])
         raise error_of(status, answer.get("detail") if isinstance(answer, dict) else answer)
 
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gc
 import socket
+import struct
 import threading
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -446,6 +447,69 @@ def test_a_pool_on_a_closed_loop_is_taken_over_by_the_next_loop(
                 assert run(pool.request("GET", "/", within=WITHIN)) == (200, b"{}")
                 gc.collect()  # the last loop's connection is closed: the server takes the next
             run(pool.close())
+            gc.collect()  # what the last loop left goes here, not in a later test
     finally:
         listener.close()
     assert len(accepted) == 3
+
+
+async def test_a_bodiless_answer_leaves_nothing_for_the_next_request_to_take() -> None:
+    """After a 204, a server that goes away under the next request: no stale 204 for it."""
+    served: list[bytes] = []
+
+    async def then_gone(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.append((await read_request(reader))[1])
+        writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        served.append((await read_request(reader))[1])
+        writer.transport.abort()
+
+    async with serving(then_gone) as (url, _), origin(url) as pool:
+        assert await pool.request("POST", "/base/x", b"first", within=WITHIN) == (204, b"")
+        with pytest.raises(MemoryUnavailableError):
+            await pool.request("POST", "/base/x", b"second", within=WITHIN)
+
+
+async def test_an_interim_answer_then_a_close_leaves_the_request_unanswered() -> None:
+    async def gone(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async with serving(gone) as (url, _), origin(url) as pool:
+        with pytest.raises(Unanswered):
+            await pool.request("POST", "/base/x", b"{}", within=WITHIN)
+
+
+async def test_a_kept_alive_connection_that_dies_after_the_server_had_time_to_act_is_unanswered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not the idle-timeout race: the server read the request, worked on it, then went."""
+    monkeypatch.setattr(http11, "CLOSE_RACE_SECONDS", 0.05)
+
+    async def crash(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer(b"{}", "Content-Length: 2"))
+        await read_request(reader)
+        await asyncio.sleep(0.2)
+        writer.transport.abort()
+
+    async with serving(crash) as (url, accepted), origin(url) as pool:
+        await pool.request("POST", "/base/x", b"first", within=WITHIN)
+        with pytest.raises(Unanswered, match="before it answered"):
+            await pool.request("POST", "/base/x", b"second", within=WITHIN, retry=True)
+    assert len(accepted) == 1  # not sent again
+
+
+async def test_a_body_the_close_would_end_cut_by_a_reset_is_unanswered() -> None:
+    async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer(b'{"text": "cut'))  # no length: the close would end it
+        await writer.drain()
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # a reset, not an orderly close
+
+    async with serving(reset) as (url, _), origin(url) as pool:
+        with pytest.raises(Unanswered, match="in the middle of its answer"):
+            await pool.request("GET", "/base/x", within=WITHIN)

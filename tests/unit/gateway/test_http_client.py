@@ -347,3 +347,37 @@ def test_a_token_from_the_environment_is_taken_without_its_line_break(
     monkeypatch.setenv("MEMSVC_GATEWAY_URL", "http://127.0.0.1:1")
     monkeypatch.setenv("MEMSVC_GATEWAY_TOKEN", "msv_0123456789ab_secret\n")
     assert "Bearer msv_0123456789ab_secret\r\n" in MemoryHTTPClient.from_env()._origin._head
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [(200, b'{"status": "ok"}'), (504, b"<html>Gateway Timeout</html>"), (502, b"")],
+    ids=["other-service", "proxy-timeout", "bad-gateway"],
+)
+async def test_answers_a_proxy_or_another_service_gives_are_no_result_of_the_gateway(
+    status: int, body: bytes
+) -> None:
+    """The request may have reached the gateway: a write is pending, a prefetch degraded."""
+
+    async def other(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.closing(writer), contextlib.suppress(ConnectionError, EOFError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().partition(b"content-length: ")[2].split(b"\r")[0] or 0)
+                await reader.readexactly(length)
+                writer.write(
+                    b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body)
+                )
+
+    listener = await asyncio.start_server(other, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+    try:
+        async with MemoryHTTPClient(url, "token") as remote:
+            ctx = await remote.prefetch("alice", "a1", "t1")
+            assert ctx.degraded and ctx.text == ""
+            args = {"action": "add", "target": "memory", "content": "x"}
+            result = await remote.call_tool("alice", "a1", "t1", "memory", args)
+            assert result["success"] is False and result["pending"] is True
+    finally:
+        listener.close()
+        await listener.wait_closed()
