@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -94,3 +95,47 @@ async def served(app: FastAPI) -> AsyncIterator[tuple[str, uvicorn.Server]]:
         finally:
             server.should_exit = True
             await serving
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """One request as the server reads it: its head and its body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    return head, await reader.readexactly(length)
+
+
+@contextlib.asynccontextmanager
+async def serving(handler: Handler) -> AsyncIterator[tuple[str, list[int]]]:
+    """A loopback HTTP server scripted by ``handler`` (run on each connection): its URL, and
+    a list that counts the connections it accepted. Its handlers end before it is gone."""
+    accepted: list[int] = []
+    writers: list[asyncio.StreamWriter] = []
+    handlers: list[asyncio.Task[Any]] = []
+
+    async def each(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        writers.append(writer)
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.append(task)
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await handler(reader, writer)
+
+    server = await asyncio.start_server(each, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/base", accepted
+    finally:
+        for writer in writers:
+            writer.close()  # the handlers' reads end with their connections
+        server.close()
+        await server.wait_closed()
+        if handlers:
+            await asyncio.wait(handlers, timeout=30)  # generous: only a hung handler waits

@@ -29,7 +29,7 @@ from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
 from memsvc.store.memfile import entry_hash
 from tests.conftest import until
-from tests.unit.gateway.conftest import Gateway, closed_port, served
+from tests.unit.gateway.conftest import Gateway, closed_port, read_request, served, serving
 
 # A session, connector or connection left open warns when it is collected: here that fails
 # the test it surfaced in (and test_a_closed_client_leaves_nothing_open checks it at once).
@@ -302,32 +302,41 @@ async def test_a_call_after_close_is_refused(remote: MemoryHTTPClient) -> None:
         await remote.get_memory("alice")
 
 
-async def test_an_answer_that_is_not_the_gateways_is_an_outage_not_a_result() -> None:
-    """A proxy's page with a 200, or an empty body: the call may have been acted on."""
+@pytest.mark.parametrize(
+    ("status", "body", "json_object"),
+    [
+        (200, b"<html>maintenance</html>", False),
+        (200, b'{"status": "ok"}', True),
+        (504, b"<html>Gateway Timeout</html>", False),
+        (502, b"", False),
+    ],
+    ids=["proxy-page", "other-service", "proxy-timeout", "bad-gateway"],
+)
+async def test_answers_a_proxy_or_another_service_gives_are_no_result_of_the_gateway(
+    status: int, body: bytes, json_object: bool
+) -> None:
+    """The request may have reached the gateway: a write is pending, a prefetch degraded,
+    and another call an outage unless the answer is a JSON object (which only the agent's
+    calls check the shape of)."""
 
-    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.closing(writer), contextlib.suppress(ConnectionError, EOFError):
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.lower().partition(b"content-length: ")[2].split(b"\r")[0] or 0)
-                await reader.readexactly(length)
-                page = b"<html>maintenance</html>"
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(page), page))
+    async def other(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            writer.write(
+                b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body)
+            )
 
-    listener = await asyncio.start_server(proxy, "127.0.0.1", 0)
-    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
-    try:
-        async with MemoryHTTPClient(url, "token") as remote:
-            ctx = await remote.prefetch("alice", "a1", "t1")
-            assert ctx.degraded and "maintenance" in ctx.skipped["service"]
-            args = {"action": "add", "target": "memory", "content": "x"}
-            result = await remote.call_tool("alice", "a1", "t1", "memory", args)
-            assert result["success"] is False and result["pending"] is True
-            with pytest.raises(MemoryUnavailableError, match="not the gateway's"):
+    async with serving(other) as (url, _), MemoryHTTPClient(url, "token") as remote:
+        ctx = await remote.prefetch("alice", "a1", "t1")
+        assert ctx.degraded and ctx.text == ""
+        args = {"action": "add", "target": "memory", "content": "x"}
+        result = await remote.call_tool("alice", "a1", "t1", "memory", args)
+        assert result["success"] is False and result["pending"] is True
+        if json_object:
+            assert await remote.get_memory("alice") == {"status": "ok"}
+        else:
+            with pytest.raises(MemoryUnavailableError):
                 await remote.get_memory("alice")
-    finally:
-        listener.close()
-        await listener.wait_closed()
 
 
 async def test_ids_that_no_url_can_carry_are_refused_before_anything_is_sent(
@@ -347,37 +356,3 @@ def test_a_token_from_the_environment_is_taken_without_its_line_break(
     monkeypatch.setenv("MEMSVC_GATEWAY_URL", "http://127.0.0.1:1")
     monkeypatch.setenv("MEMSVC_GATEWAY_TOKEN", "msv_0123456789ab_secret\n")
     assert "Bearer msv_0123456789ab_secret\r\n" in MemoryHTTPClient.from_env()._origin._head
-
-
-@pytest.mark.parametrize(
-    ("status", "body"),
-    [(200, b'{"status": "ok"}'), (504, b"<html>Gateway Timeout</html>"), (502, b"")],
-    ids=["other-service", "proxy-timeout", "bad-gateway"],
-)
-async def test_answers_a_proxy_or_another_service_gives_are_no_result_of_the_gateway(
-    status: int, body: bytes
-) -> None:
-    """The request may have reached the gateway: a write is pending, a prefetch degraded."""
-
-    async def other(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.closing(writer), contextlib.suppress(ConnectionError, EOFError):
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.lower().partition(b"content-length: ")[2].split(b"\r")[0] or 0)
-                await reader.readexactly(length)
-                writer.write(
-                    b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body)
-                )
-
-    listener = await asyncio.start_server(other, "127.0.0.1", 0)
-    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
-    try:
-        async with MemoryHTTPClient(url, "token") as remote:
-            ctx = await remote.prefetch("alice", "a1", "t1")
-            assert ctx.degraded and ctx.text == ""
-            args = {"action": "add", "target": "memory", "content": "x"}
-            result = await remote.call_tool("alice", "a1", "t1", "memory", args)
-            assert result["success"] is False and result["pending"] is True
-    finally:
-        listener.close()
-        await listener.wait_closed()
