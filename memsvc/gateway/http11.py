@@ -216,6 +216,8 @@ class Origin:
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         message = (head + "\r\n").encode("ascii") + (body or b"")
+        if self._closed:
+            raise ClientStateError("this client is closed; open a new one")
         sent = False
         try:
             async with asyncio.timeout(within):
@@ -226,12 +228,8 @@ class Origin:
                         connection, reused = await self._connection(fresh=fresh)
                         sent = True
                         try:
-                            return await self._exchange(connection, message)
+                            return await self._exchange(connection, message, reused=reused)
                         except _ClosedBeforeAnswer:
-                            if not reused:
-                                raise Unanswered(
-                                    "the gateway closed the connection before it answered"
-                                ) from None
                             if not retry or fresh:
                                 raise MemoryUnavailableError(
                                     "the gateway closed a kept-alive connection as the request "
@@ -252,7 +250,11 @@ class Origin:
         self._idle.clear()
         await asyncio.sleep(0)  # the transports close on the loop's next turn
 
-    async def _exchange(self, connection: _Connection, message: bytes) -> tuple[int, bytes]:
+    async def _exchange(
+        self, connection: _Connection, message: bytes, *, reused: bool
+    ) -> tuple[int, bytes]:
+        """The answer to ``message`` on ``connection``. :class:`_ClosedBeforeAnswer` only
+        when the server's idle timeout met the request (``reused``, and at once)."""
         answer: asyncio.Future[tuple[int, bytes, bool]] = asyncio.get_running_loop().create_future()
         connection.expect(answer)
         written = monotonic()
@@ -262,7 +264,8 @@ class Origin:
             status, data, keep = await answer
         except _ClosedBeforeAnswer:
             self._drop(connection)
-            if monotonic() - written >= CLOSE_RACE_SECONDS:  # it had time to act on it
+            # a new connection, or one the server had time to read and act on before it went
+            if not reused or monotonic() - written >= CLOSE_RACE_SECONDS:
                 raise Unanswered("the gateway closed the connection before it answered") from None
             raise
         except BaseException:
@@ -291,20 +294,15 @@ class Origin:
         loop = asyncio.get_running_loop()
         # a name's next address is tried when one has not answered in this long (uvloop's
         # create_connection has no such option: it tries them in turn)
-        eyeballs = HAPPY_EYEBALLS_SECONDS if isinstance(loop, asyncio.BaseEventLoop) else None
+        options: dict[str, Any] = (
+            {"happy_eyeballs_delay": HAPPY_EYEBALLS_SECONDS}
+            if isinstance(loop, asyncio.BaseEventLoop)
+            else {}
+        )
         try:
-            if eyeballs is None:
-                _, connection = await loop.create_connection(
-                    _Connection, self._host, self._port, ssl=self._ssl
-                )
-            else:
-                _, connection = await loop.create_connection(
-                    _Connection,
-                    self._host,
-                    self._port,
-                    ssl=self._ssl,
-                    happy_eyeballs_delay=eyeballs,
-                )
+            _, connection = await loop.create_connection(
+                _Connection, self._host, self._port, ssl=self._ssl, **options
+            )
         except OSError as exc:  # refused, no route, a name that does not resolve, TLS
             raise MemoryUnavailableError(f"the gateway is unreachable: {exc!r}") from exc
         if self._closed:

@@ -87,7 +87,6 @@ class MemoryHTTPClient:
             base_url, limit=MAX_CONNECTIONS, keepalive=KEEPALIVE_SECONDS, headers=headers
         )
         self._timeout = self._settings.tool_deadline_seconds + SLACK_SECONDS
-        self._closed = False
 
     @classmethod
     def from_env(cls) -> MemoryHTTPClient:
@@ -108,7 +107,6 @@ class MemoryHTTPClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        self._closed = True
         await self._origin.close()
 
     # -- the agent's calls --------------------------------------------------------------
@@ -415,8 +413,6 @@ class MemoryHTTPClient:
             # a pending result), as a worker does for MemoryClient
             margin = min(seconds * MARGIN_SHARE, MARGIN_MAX_SECONDS)
             body = {**body, "deadline": min(seconds - margin, MAX_DEADLINE_SECONDS)}
-        if self._closed:
-            raise ClientStateError("this MemoryHTTPClient is closed; open a new one")
         origin = self._origin
         query = _query({**(params or {}), "user_id": user_id})
         target = f"{origin.path}{API}{_quoted(path)}?{query}"

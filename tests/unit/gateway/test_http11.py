@@ -19,7 +19,7 @@ import uvloop
 from memsvc.errors import ClientStateError, MemoryUnavailableError
 from memsvc.gateway import http11
 from memsvc.gateway.http11 import Origin, Unanswered
-from tests.unit.gateway.conftest import closed_port, read_request, serving
+from tests.unit.gateway.conftest import Handler, closed_port, read_request, serving
 
 WITHIN = 30.0  # generous: a deadline only a hung test reaches
 
@@ -36,6 +36,18 @@ async def origin(url: str, **options: float) -> AsyncIterator[Origin]:
         yield pool
     finally:
         await pool.close()
+
+
+def answering(delay: float = 0.0) -> Handler:
+    """A server's handler that answers ``{}`` to every request, ``delay`` seconds after it."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            await asyncio.sleep(delay)
+            writer.write(answer(b"{}", "Content-Length: 2"))
+
+    return handler
 
 
 def answer(body: bytes, *head: str) -> bytes:
@@ -111,14 +123,9 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> 
 async def test_a_connection_idle_past_the_keepalive_is_dropped_before_reuse(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            await read_request(reader)
-            writer.write(answer(b"{}", "Content-Length: 2"))
-
     clock = [1000.0]
     monkeypatch.setattr(http11, "monotonic", lambda: clock[0])
-    async with serving(server) as (url, accepted), origin(url, keepalive=4.0) as pool:
+    async with serving(answering()) as (url, accepted), origin(url, keepalive=4.0) as pool:
         await pool.request("GET", "/base/x", within=WITHIN)
         clock[0] += 3.0
         await pool.request("GET", "/base/x", within=WITHIN)  # idle 3 s: kept
@@ -128,13 +135,7 @@ async def test_a_connection_idle_past_the_keepalive_is_dropped_before_reuse(
 
 
 async def test_concurrent_requests_open_at_most_the_limit_of_connections() -> None:
-    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            await read_request(reader)
-            await asyncio.sleep(0.02)
-            writer.write(answer(b"{}", "Content-Length: 2"))
-
-    async with serving(slow) as (url, accepted), origin(url, limit=3) as pool:
+    async with serving(answering(0.02)) as (url, accepted), origin(url, limit=3) as pool:
         answers = await asyncio.gather(
             *(pool.request("GET", "/base/x", within=WITHIN) for _ in range(12))
         )
@@ -319,15 +320,9 @@ async def test_a_body_with_a_transfer_coding_but_not_chunks_ends_with_the_connec
 async def test_idle_connections_past_the_keepalive_are_closed_by_the_next_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            await read_request(reader)
-            await asyncio.sleep(0.02)
-            writer.write(answer(b"{}", "Content-Length: 2"))
-
     clock = [1000.0]
     monkeypatch.setattr(http11, "monotonic", lambda: clock[0])
-    async with serving(slow) as (url, accepted), origin(url, keepalive=4.0) as pool:
+    async with serving(answering(0.02)) as (url, accepted), origin(url, keepalive=4.0) as pool:
         await asyncio.gather(*(pool.request("GET", "/base/x", within=WITHIN) for _ in range(5)))
         for _ in range(3):  # one call at a time: the four others age past the keep-alive
             clock[0] += 2.5
