@@ -34,6 +34,7 @@ from memsvc.errors import (
     NotFoundError,
     PathEscapeError,
 )
+from memsvc.heap import freeze_startup_heap
 from memsvc.ids import DEFAULT_THREAD, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
 from memsvc.keys import Keys
@@ -311,8 +312,10 @@ def _serve(settings: ServiceSettings, ns: argparse.Namespace) -> int:
             "memsvc: WARNING: authentication is OFF (--no-auth): anyone who reaches "
             f"{ns.host}:{ns.port} reads and edits the memory of user 'default'\n"
         )
+    app = create_app(settings, no_auth=ns.no_auth)
+    freeze_startup_heap()
     uvicorn.run(
-        create_app(settings, no_auth=ns.no_auth),
+        app,
         host=ns.host,
         port=ns.port,
         log_level=settings.log_level.lower(),

@@ -25,6 +25,7 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
 from memsvc.config import ConfigError
+from memsvc.heap import freeze_startup_heap
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, serialise_job
 from memsvc.keys import Keys
@@ -150,7 +151,9 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     ``metrics``: the (host, port) to serve its metrics on."""
     settings = get_kwargs(WorkerSettings)  # type: ignore[arg-type]
     asyncio.set_event_loop(_event_loop())  # the loop arq's worker takes as its own
-    ResilientWorker(**{**settings, "burst": burst, "ctx": {"metrics": metrics}}).run()
+    worker = ResilientWorker(**{**settings, "burst": burst, "ctx": {"metrics": metrics}})
+    freeze_startup_heap()
+    worker.run()
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:

@@ -1,0 +1,90 @@
+"""A worker and a gateway freeze their start-up heap once they are built, before they serve."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from memsvc import cli
+from memsvc.service import worker
+
+
+def test_freezing_keeps_what_lives_and_frees_what_is_already_garbage() -> None:
+    # in a process of its own: a frozen test process would never free its objects
+    script = textwrap.dedent(
+        """
+        import gc, weakref
+        from memsvc.heap import freeze_startup_heap
+
+        class Node:
+            pass
+
+        kept = Node()
+        cycle = Node()
+        cycle.self = cycle  # unreachable once dropped: only the cycle collector frees it
+        freed = []
+        weakref.finalize(cycle, freed.append, True)
+        del cycle
+        before = gc.get_freeze_count()
+        freeze_startup_heap()
+        assert freed == [True], "garbage alive at the freeze would leak for good"
+        assert gc.get_freeze_count() > before
+        assert kept is not None
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_the_worker_freezes_once_built_and_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    steps: list[str] = []
+
+    class Built:  # arq's worker would install signal handlers in this process
+        def __init__(self, **_: Any) -> None:
+            steps.append("built")
+
+        def run(self) -> None:
+            steps.append("run")
+
+    monkeypatch.setattr(worker, "ResilientWorker", Built)
+    monkeypatch.setattr(worker, "freeze_startup_heap", lambda: steps.append("freeze"))
+    try:
+        worker.run(burst=True)
+    finally:
+        worker.asyncio.get_event_loop().close()
+        worker.asyncio.set_event_loop(None)
+    assert steps == ["built", "freeze", "run"]
+
+
+def test_serve_freezes_once_the_app_is_built_and_before_it_serves(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import uvicorn
+
+    from memsvc.gateway import app as gateway_app
+
+    monkeypatch.setenv("MEMSVC_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("MEMSVC_REDIS_URL", raising=False)
+    steps: list[str] = []
+    create_app = gateway_app.create_app
+
+    def built(*args: Any, **kwargs: Any) -> Any:
+        app = create_app(*args, **kwargs)
+        steps.append("built")
+        return app
+
+    monkeypatch.setattr(gateway_app, "create_app", built)
+    monkeypatch.setattr(cli, "freeze_startup_heap", lambda: steps.append("freeze"))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: steps.append("serve"))
+    try:
+        assert cli.main(["serve", "--port", "0"]) == cli.EXIT_OK
+    finally:
+        structlog.reset_defaults()  # the command configured logging for its own process
+    assert steps == ["built", "freeze", "serve"]
