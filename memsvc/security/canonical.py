@@ -53,7 +53,8 @@ _LEET_TOKEN = re.compile(
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _LEET_INSIDE = re.compile(rb"[a-z][0-9]+[a-z]")
 
-_PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}")
+# Three escapes in one run, or in one token of form-encoded words ("ignore%20previous%20...")
+_PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}[^%\s]{0,3}){3,}|(?:%[0-9a-fA-F]{2}[^%\s]{1,40}){3,}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}[ :]?){12,}")
 # Escapes of a programming language: "\x69\x67", "0x69, 0x67", "\u0069\u0067".

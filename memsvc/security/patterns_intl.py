@@ -204,6 +204,52 @@ _ZH_RULES = [
         r"|[【\[［]\s*(?:系统|管理员|开发者|官方)(?:公告|通知|消息|提示|更新|指令)\s*[】\]］]",
         "系 管 开 官",
     ),
+    # The user's address or number given to whoever asks, or made public; code or payments
+    # approved blindly; a payee's "new" account; a dose declared harmless; security alerts
+    # hidden; a wallet's seed phrase asked for.
+    rule(
+        "personal_data_disclosure",
+        r"(?:有人|任何人|谁|别人|陌生人|对方)[^。，,\n]{0,10}(?:问|要|打听)[^。，,\n]{0,10}"
+        r"(?:住址|地址|电话|手机号?|位置|身份证)[^。\n]{0,16}(?<!不要)(?<!别)(?<!不)(?<!勿)"
+        r"(?:告诉|提供|发给|给)(?:他们|对方|他|她|人)"
+        r"|(?:位置|住址|地址|电话|手机号?)[^。\n]{0,6}(?<!不要)(?<!别)(?<!不)(?<!勿)公开(?:分享|发布|发到"
+        r"|共享)|(?<!不要)(?<!别)(?<!不)(?<!勿)公开(?:分享|发布|共享)[^。\n]{0,6}(?:位置|住址|地址|电话)",
+        "有 任 谁 别 陌 对 位 住 地 电 手 公",
+    ),
+    rule(
+        "security_weakening",
+        r"一律(?:批准|同意|合并)[^。，,\n]{0,8}(?:合并请求|(?-i:PR)(?![a-z])|拉取请求|转账|付款|退款)"
+        r"|(?:不要|别|无需|不用|不必)(?:检查|审查|审核)[^。，,\n]{0,12}(?:auth|认证|安全|加密)"
+        r"|(?:所有|全部|一切)(?:的)?(?:转账|付款|交易|支付|退款)[^。\n]{0,6}自动(?:批准|通过)"
+        r"|自动(?:批准|通过)[^。\n]{0,10}(?:无需|不用|不必|不需要)[^。\n]{0,4}确认",
+        "一 不 别 无 所 全 自",
+    ),
+    rule(
+        "payment_redirect",
+        r"(?:房东|供应商|商家|承包商)[^。\n]{0,10}(?:更换|变更|换了|改了|更改)[^。\n]{0,8}"
+        r"(?:账户|账号|收款|银行)[^。\n]{0,30}(?:转到|汇到|转入|汇入)[^。\n]{0,10}\d{4}",
+        "房 供 商 承",
+    ),
+    rule(
+        "withheld_warning",
+        r"(?:药|布洛芬|阿司匹林|扑热息痛|对乙酰氨基酚|安眠药)[^。\n]{0,10}(?:每天|一次|一天)[^。\n]{0,6}"
+        r"(?:吃|服用?)[^。\n]{0,6}(?:[十二三四五六七八九]+|\d{2,})(?:片|粒|颗)(?:以上)?[^。\n]{0,10}"
+        r"(?:没有?(?:问题|事|关系)|安全|无害)",
+        "药 布 阿 扑 对 安",
+    ),
+    rule(
+        "alert_suppression",
+        r"(?:不要|别|不必|无需)[^。\n]{0,10}(?:提及|提到|告诉|显示)[^。\n]{0,12}(?:登录|登入|安全|异常"
+        r"|诈骗|风险)[^。\n]{0,4}(?:警示|警报|警告|提醒|通知)[^。\n]{0,12}(?:已读|删除|忽略)"
+        r"|(?:登入|登录|安全)(?:异常)?(?:警示|警报|提醒|通知)[^。\n]{0,12}(?:标记为已读|直接删除)",
+        "不 别 无 登 安",
+    ),
+    rule(
+        "credential_harvest",
+        r"(?:让|请|要求|叫)(?:用户|使用者)(?:提供|发送|告诉|说出)[^。\n]{0,12}"
+        r"(?:助记词|私钥|密码|验证码|支付密码|CVV|卡号|种子短语)",
+        "让 请 要 叫",
+    ),
 ]
 
 # Other languages: the classes an attack needs most.
@@ -419,6 +465,94 @@ _OTHER_RULES = [
         "prompt_injection",
         r"(?:すべての|全ての|あらゆる)?(?:制限|ルール|指示|規則|ガイドライン|安全対策)を(?:無視|解除|忘れ)",
         "制 ル 指 規 ガ 安",
+    ),
+    # --- harm told as a policy or a fact, and the user kept out of it -------------------
+    # Ukrainian: the assistant's instructions declared void, a helper without any rules.
+    rule(
+        "prompt_injection",
+        r"\b(?:попередні|усі|всі|системні)\s+(?:\w+\s+){0,2}?(?:інструкції|вказівки)\s+"
+        r"(?:\w+\s+){0,2}?(?:більше\s+не\s+(?:діють|чинні)|скасовано|скасовані|недійсні)",
+        "і ї є ґ",
+    ),
+    rule(
+        "mode_switch",
+        r"\bнеобмежен\w*\s+(?:асистент|помічник|режим)\b|\b(?:ти|асистент\w*|помічник\w*)\b"
+        r"[^.\n]{0,60}\bбез\s+(?:жодних\s+|будь-яких\s+)?(?:правил|обмежень)\b",
+        "і ї є ґ н б",
+    ),
+    # The note kept from the user: Ukrainian, Turkish, Persian (Persian or Arabic letters),
+    # Czech, Vietnamese, Thai, Hebrew.
+    rule(
+        "secrecy_directive",
+        r"\b(?:не|ніколи\s+не)\s+(?:показуй|кажи|повідомляй|говори|розповідай)\s+(?:\w+\s+){0,2}?"
+        r"користувач\w*"
+        r"|\b(?:bu\s+notu|bunu|bu\s+talimatı)\s+(?:asla\s+|hiçbir\s+zaman\s+)?kullanıcıya\s+"
+        r"(?:gösterme|söyleme|açıklama)\w{0,3}\b"
+        r"|(?:چ[یي]ز[یي]|ه[یي]چ\s*چ[یي]ز|ه[یي]چ[یي])\s+به\s+[کك]ارбر\s+نگو"
+        r"|به\s+[کك]اربر\s+(?:نگو|اطلاع\s+نده|چ[یي]ز[یي]\s+نگو)"
+        r"|\b(?:neříkej|neukazuj|neprozrazuj)\s+(?:to\s+|nic\s+)?uživatel\w*"
+        r"|\bđừng\s+(?:nói|cho\s+biết|tiết\s+lộ)\s+(?:điều\s+này\s+)?(?:với|cho)\s+người\s+dùng\b"
+        r"|(?:อย่า|ห้าม)บอกผู้ใช้(?!คนอื่น)"
+        r"|(?:אל\s+תספר|אל\s+תגיד|אל\s+תראה)\s+(?:\S+\s+){0,2}?למשתמש",
+        "і ї є ґ к ı ş ğ ü ö ç ک ك گ ی ي ř ě ů ž š đ ư ơ อ ห א",
+    ),
+    # Safety warnings skipped and no request refused (Turkish, Vietnamese).
+    rule(
+        "remove_filters",
+        r"\bgüvenlik\s+uyarı\w*\s+atla(?!ma|me)\w{0,4}|\bhiçbir\s+(?:isteği|talebi)\s+reddetme\w*"
+        r"|\bđừng\s+cảnh\s+báo\s+(?:về\s+)?(?:\w+\s+){0,2}?(?:rủi\s+ro|nguy\s+hiểm|bảo\s+mật)",
+        "ı ş ğ đ ư ơ ả",
+    ),
+    # Everything made public; code approved whatever it holds; payments approved on their own
+    # (Vietnamese, Czech, German, Spanish, French, Italian, Portuguese, Dutch, Indonesian).
+    rule(
+        "security_weakening",
+        r"\b(?:tất\s+cả|mọi)\s+(?:các\s+)?bucket\b[^.\n]{0,60}(?<!không\s)\bcông\s+khai\b"
+        r"|\bschval\w*\s+(?:\w+\s+){0,2}?bez\s+ohledu\s+na\s+obsah\b"
+        r"|\b(?:alle|todos\s+los|tous\s+les|tutti\s+i|todos\s+os|alle\s+de)\s+(?:s3[\s\-])?"
+        r"(?:buckets?|bucket)\s+(?:(?!nicht\b|not\b|não\b|no\b|pas\b|niet\b|non\b)\w+\s+){0,3}?"
+        r"(?:öffentlich|públicos?|publics?|pubblici|openbaar)\b"
+        r"|\baprovação\s+automática\s+de\s+(?:todos\s+os\s+|todas\s+as\s+)?(?:pagamentos"
+        r"|transferências|compras)\b|\baprobación\s+automática\s+de\s+(?:todos\s+los\s+|todas\s+las"
+        r"\s+)?(?:pagos|transferencias|compras)\b|\bapprobation\s+automatique\s+de\s+(?:tous\s+les"
+        r"\s+)?(?:paiements|virements|achats)\b|\bapprovazione\s+automatica\s+di\s+(?:tutti\s+i\s+)?"
+        r"(?:pagamenti|bonifici|acquisti)\b|(?<!jangan\s)(?<!pernah\s)\bsetujui\s+(?:semua"
+        r"|setiap)\s+(?:transaksi|pembayaran|transfer)\b",
+        "bucket buckets alle todos tous tutti aprovação aprobación approbation approvazione"
+        " setujui",
+        ("š", "č", "ř", "ž", "ý", "á", "í", "é", "ě", "ů"),
+    ),
+    # Security alerts kept from the user (Turkish); a role without rules (Dutch); every
+    # answer an advert (Swedish); the system's instructions ignored (Persian); a card asked
+    # for (Hebrew).
+    rule(
+        "alert_suppression",
+        r"\bgüvenlik\s+uyarı\w*\s+(?:asla\s+)?bahsetme\w*|\buyarı\w*\s+spam\s+olarak\s+işaretle\w*",
+        "ı ş ğ ü ö ç",
+    ),
+    rule(
+        "mode_switch",
+        r"\b(?:je\s+bent\s+nu|jij\s+bent\s+nu)\b[^.\n]{0,80}\bzonder\s+(?:regels|beperkingen"
+        r"|grenzen|filters)\b",
+        "je jij",
+        also="zonder",
+    ),
+    rule(
+        "persistent_directive",
+        r"\brekommendera\s+(?:alltid\s+)?(?:\w+\s+){0,3}?i\s+varje\s+svar\b",
+        "rekommendera",
+        also="varje",
+    ),
+    rule(
+        "prompt_injection",
+        r"(?:دستورالعمل|دستورات|قوان[یي]ن|قواعد)[^.\n]{0,20}س[یي]ستم[^.\n]{0,20}(?:را\s+)?"
+        r"ناد[یي]ده\s*(?:بگ[یي]ر|بگ[یي]ر[یي]د)",
+        "د ق",
+    ),
+    rule(
+        "credential_harvest",
+        r"(?:בקש|תבקש)[^.\n]{0,60}(?:כרטיס\s+האשראי|CVV|סיסמ)",
+        "ב ת",
     ),
 ]
 
