@@ -1392,7 +1392,7 @@ _EN_RULES = [
         r"\s+it\s+(?:out\s+)?(?:to\s+you|back)\b"
         r"|\b(?:remember|save|store|record|keep|log|copy|note)\s+(?:down\s+)?(?:\w+\s+){0,2}?"
         r"(?:every|all|any)\s+(?:values?|variables?|keys?|tokens?|secrets?|passwords?"
-        r"|credentials?)\s+(?:\w+\s+){0,6}?(?:key|token|secret|password)s?\b"
+        r"|credentials?)\s+(?:\w+\s+){0,6}?\w{0,20}?(?:key|token|secret|password)s?\b"
         r"|\b(?:save|store|copy|keep|record|collect)\s+(?:the\s+|all\s+)?(?:api\s+keys?|tokens?"
         r"|secrets?|credentials?|passwords?)\s+from\s+(?:the\s+user['’]s\s+|their\s+)?(?:config"
         r"|\.env|env|environment|dotfiles|files?)",
