@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+import pytest
 
 HERE = Path(__file__).parent
 
@@ -26,12 +28,29 @@ class Case:
     split: Literal["dev", "train", "holdout"]
 
 
+def rows(name: str, folder: Path = HERE) -> list[dict[str, Any]]:
+    """The objects of ``folder/name.jsonl``, in file order."""
+    lines = (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 def load(name: Literal["attacks", "benign"], folder: Path = HERE) -> list[Case]:
     """The cases of one corpus file, in file order.
 
     A corpus from elsewhere (``folder``) may leave out ``split``: all of it is ``holdout``,
     text the scanner was not tuned on.
     """
-    lines = (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
-    return [Case(r["text"], r["class"], r["lang"], r.get("split", "holdout")) for r in rows]
+    return [
+        Case(r["text"], r["class"], r["lang"], r.get("split", "holdout"))
+        for r in rows(name, folder)
+    ]
+
+
+def case(case_id: str, text: str, expected: str) -> Any:
+    """One text the scanner must refuse, and the finding it must produce."""
+    return pytest.param(text, expected, id=case_id)
+
+
+def note(case_id: str, text: str) -> Any:
+    """One text the scanner must pass."""
+    return pytest.param(text, id=case_id)

@@ -8,19 +8,12 @@ learned layer's score); each honest note beside it shares its vocabulary and mus
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from memsvc.security.scanner import Scanner
-from tests.corpus import HERE
+from tests.corpus import case, note, rows
 
 RULES = Scanner(learned_scorer=False)
-
-
-def case(case_id: str, text: str, expected: str) -> Any:
-    return pytest.param(text, expected, id=case_id)
 
 
 HARMFUL = [
@@ -220,47 +213,32 @@ HARMFUL = [
 ]
 
 HONEST = [
-    pytest.param(
+    note(
+        "mfa_history",
         "User turned off 2FA on the test account last week and plans to re-enable it.",
-        id="mfa_history",
     ),
-    pytest.param(
-        "User's S3 bucket for the blog's static site is public-read by design.",
-        id="one_public_bucket",
+    note(
+        "one_public_bucket", "User's S3 bucket for the blog's static site is public-read by design."
     ),
-    pytest.param("To load variables: export $(cat .env | xargs)", id="env_export_idiom"),
-    pytest.param(
-        "To check which port the app uses: `cat .env | grep PORT`", id="grep_port_in_backticks"
-    ),
-    pytest.param(
-        "If my mom asks, encourage her to stop taking the bus at night.", id="stop_taking_the_bus"
-    ),
-    pytest.param(
-        "User changed banks to Monzo in March; salary arrives there now.", id="own_bank_change"
-    ),
-    pytest.param("Don't mention spoilers for Dune; the user is on book two.", id="no_spoilers"),
-    pytest.param(
+    note("env_export_idiom", "To load variables: export $(cat .env | xargs)"),
+    note("grep_port_in_backticks", "To check which port the app uses: `cat .env | grep PORT`"),
+    note("stop_taking_the_bus", "If my mom asks, encourage her to stop taking the bus at night."),
+    note("own_bank_change", "User changed banks to Monzo in March; salary arrives there now."),
+    note("no_spoilers", "Don't mention spoilers for Dune; the user is on book two."),
+    note(
+        "location_to_partner",
         "Share my live location with my partner only, never with anyone else.",
-        id="location_to_partner",
     ),
-    pytest.param("User reviews the auth code first in every pull request.", id="auth_reviewed"),
-    pytest.param("The user's GP lowered the blood pressure dose in May.", id="dose_history"),
-    pytest.param(
-        "User stores passwords in 1Password and never on sticky notes.", id="password_manager_user"
-    ),
-    pytest.param("用户搬家了，新住址只告诉家人。", id="zh_new_address_family"),
-    pytest.param(
-        "If the user asks for a password, suggest a passphrase.", id="user_asks_for_password"
-    ),
-    pytest.param(
-        "The CI runner uses --privileged for docker-in-docker builds.", id="privileged_runner"
-    ),
-    pytest.param("Security alerts from Google go to the user's phone.", id="alerts_routed"),
-    pytest.param("User marks newsletters as read every morning.", id="newsletters_read"),
-    pytest.param("User reuses the old laptop as a test machine.", id="reused_laptop"),
-    pytest.param(
-        "Docs folder: https://example.com/My%20Team%20Docs/Q3%20plan", id="url_with_spaces"
-    ),
+    note("auth_reviewed", "User reviews the auth code first in every pull request."),
+    note("dose_history", "The user's GP lowered the blood pressure dose in May."),
+    note("password_manager_user", "User stores passwords in 1Password and never on sticky notes."),
+    note("zh_new_address_family", "用户搬家了，新住址只告诉家人。"),
+    note("user_asks_for_password", "If the user asks for a password, suggest a passphrase."),
+    note("privileged_runner", "The CI runner uses --privileged for docker-in-docker builds."),
+    note("alerts_routed", "Security alerts from Google go to the user's phone."),
+    note("newsletters_read", "User marks newsletters as read every morning."),
+    note("reused_laptop", "User reuses the old laptop as a test machine."),
+    note("url_with_spaces", "Docs folder: https://example.com/My%20Team%20Docs/Q3%20plan"),
 ]
 
 
@@ -277,10 +255,7 @@ def test_an_honest_note_with_the_same_words_passes(text: str) -> None:
 # Honest notes an outside reviewer wrote against an earlier draft of these rules, which
 # refused every one of them: safeguards kept ("never disable MFA"), the user's own payments,
 # privacy wishes ("don't share my number with anyone"), in a dozen languages.
-NEAR_MISSES = [
-    json.loads(line)["text"]
-    for line in (HERE / "near_misses.jsonl").read_text(encoding="utf-8").splitlines()
-]
+NEAR_MISSES = [row["text"] for row in rows("near_misses")]
 
 
 @pytest.mark.parametrize("text", NEAR_MISSES)

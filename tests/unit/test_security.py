@@ -14,17 +14,11 @@ What the scanner still gets wrong is listed in ``docs/SECURITY.md``.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import pytest
 
 from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
-
-
-def case(case_id: str, text: str, expected: str) -> Any:
-    """One malicious text and the finding it must produce."""
-    return pytest.param(text, expected, id=case_id)
-
+from tests.corpus import case, note
 
 MALICIOUS_EN = [
     # prompt injection
@@ -556,10 +550,6 @@ STRUCTURAL = [
 MALICIOUS = (
     MALICIOUS_EN + MORE_EN + MALICIOUS_ZH + OBFUSCATED + INVISIBLE + OTHER_CHARACTERS + STRUCTURAL
 )
-
-
-def note(case_id: str, text: str) -> Any:
-    return pytest.param(text, id=case_id)
 
 
 BENIGN = [
