@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
 import statistics
@@ -149,6 +150,12 @@ async def worker(
 
     async with memsvc_processes(bench, "worker", ready=joined, tree=tree, count=count) as procs:
         yield procs
+
+
+def note_adds() -> Callable[[], dict[str, str]]:
+    """Arguments of ``memory`` adds to MEMORY.md, a new note each call."""
+    counter = itertools.count()
+    return lambda: {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
 
 
 async def latencies(

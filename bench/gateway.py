@@ -53,6 +53,7 @@ from bench.common import (
     bench_env,
     latencies,
     memsvc_processes,
+    note_adds,
     pct,
     process_cpu_seconds,
     source_tree,
@@ -162,10 +163,7 @@ async def main(
                 gateway(bench, old_tree)
             )
         _, token = await Tokens(RedisTokenStore(bench.redis, bench.keys)).add("u")
-        counter = itertools.count()
-
-        def add_args() -> dict[str, str]:
-            return {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
+        add_args = note_adds()
 
         direct = await stack.enter_async_context(MemoryClient(settings=bench.settings))
         # each row: its client and the gateway whose CPU it reads (None: no gateway)

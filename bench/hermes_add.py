@@ -32,6 +32,7 @@ from bench.common import (
     BASELINE,
     bench_env,
     latencies,
+    note_adds,
     pct,
     process_cpu_seconds,
     report,
@@ -81,14 +82,14 @@ async def memsvc_latencies(
 ) -> tuple[list[float], float]:
     """Seconds per add, and the worker's CPU seconds over them all."""
     async with bench_env() as bench, worker(bench, tree=tree) as (proc,):
-        counter, agent = itertools.count(), itertools.cycle(range(agents))
+        add_args, agent = note_adds(), itertools.cycle(range(agents))
 
         async with MemoryClient(settings=bench.settings) as mem:
             for n in range(agents):  # warm up: files and managers on the worker
                 await mem.prefetch("u", f"a{n}", "t")
 
             async def add() -> object:
-                args = {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
+                args = add_args()
                 return await mem.call_tool("u", f"a{next(agent)}", "t", "memory", args)
 
             started = process_cpu_seconds(proc.pid)

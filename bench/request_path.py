@@ -26,7 +26,16 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from bench.common import Bench, bench_env, latencies, pct, report, source_tree, worker
+from bench.common import (
+    Bench,
+    bench_env,
+    latencies,
+    note_adds,
+    pct,
+    report,
+    source_tree,
+    worker,
+)
 from memsvc.client import MemoryClient
 from memsvc.service.runtime import Runtime
 
@@ -38,11 +47,8 @@ async def through_worker(
     """A worker from ``tree`` (else this one), warmed up, with a key prefix and data dir
     of its own: it lives through every round, as a deployed worker lives through many
     requests, and the calls it serves are measured by rounds."""
-    counter = itertools.count()
+    add_args = note_adds()
     agent = itertools.cycle(range(agents))
-
-    def add_args() -> dict[str, str]:
-        return {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
 
     async with (
         bench_env() as bench,
@@ -68,11 +74,8 @@ async def through_worker(
 async def in_process(bench: Bench, calls: int, agents: int) -> dict[str, list[float]]:
     """The raw round trip, and prefetch and add called on a ``MemoryManager`` here."""
     runtime = Runtime(bench.settings, bench.redis)
-    counter = itertools.count()
+    add_args = note_adds()
     agent = itertools.cycle(range(agents))
-
-    def add_args() -> dict[str, str]:
-        return {"action": "add", "target": "memory", "content": f"note {next(counter)}"}
 
     async def prefetch() -> object:
         memory = await runtime.memory("u", f"a{next(agent)}")
