@@ -260,4 +260,11 @@ NEAR_MISSES = [row["text"] for row in rows("near_misses")]
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_an_honest_note_an_outside_reviewer_wrote_against_these_rules_passes(text: str) -> None:
-    assert Scanner().findings(text) == []
+    assert Scanner(learned_scorer=False).findings(text) == []
+
+
+def test_the_learned_scorer_refuses_few_of_those_notes() -> None:
+    """The scorer judges wording, not rules: at its cut some honest notes are refused, as
+    on any corpus; on these, written to sit next to attacks, no more than the goal's 3%."""
+    refused = [text for text in NEAR_MISSES if Scanner().findings(text)]
+    assert len(refused) <= 0.03 * len(NEAR_MISSES), refused

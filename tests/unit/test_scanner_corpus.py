@@ -22,14 +22,18 @@ from tests.corpus import load
 SPLITS: list[Literal["dev", "holdout"]] = ["dev", "holdout"]
 
 
-def test_corpus_has_every_class_in_both_splits() -> None:
+def test_every_class_the_rules_were_tuned_on_is_measured_on_other_wording() -> None:
+    """A class with a ``dev`` part has a ``holdout`` part. A class only outside writers
+    wrote is the scorer's training data alone, measured on corpora written elsewhere
+    (``bench/scanner.py --corpus``)."""
     attacks, benign = load("attacks"), load("benign")
     assert len(attacks) >= 250
     assert len(benign) >= 150
     for cases in (attacks, benign):
         for cls in {c.cls for c in cases}:
             splits = {c.split for c in cases if c.cls == cls}
-            assert {"dev", "holdout"} <= splits <= {"dev", "train", "holdout"}, cls
+            assert splits <= {"dev", "train", "holdout"}, cls
+            assert "holdout" in splits or splits == {"train"}, cls
 
 
 @pytest.mark.parametrize("split", SPLITS)
