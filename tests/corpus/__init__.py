@@ -5,7 +5,8 @@ Each line of ``attacks.jsonl`` and ``benign.jsonl`` is ``{"text", "class", "lang
 trained on; ``train`` is what only the scorer learns from (parts written by outside
 writers that the rules were not tuned on: a model needs more examples than the rules
 can be fitted to by hand); the ``holdout`` split is only ever evaluated, so its rates
-say how the scanner does on wording it was not fitted to.
+say how the scanner does on wording it was not fitted to. ``unseen/`` holds whole
+corpora by outside writers that nothing learns from (its README says which).
 """
 
 from __future__ import annotations

@@ -12,14 +12,16 @@ from.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import pytest
 
 from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
-from tests.corpus import load
+from tests.corpus import HERE, load
 
 SPLITS: list[Literal["dev", "holdout"]] = ["dev", "holdout"]
+UNSEEN = sorted(p for p in (HERE / "unseen").iterdir() if p.is_dir())
 
 
 def test_every_class_the_rules_were_tuned_on_is_measured_on_other_wording() -> None:
@@ -46,6 +48,21 @@ def test_at_least_97_percent_of_attacks_are_blocked(split: str) -> None:
 @pytest.mark.parametrize("split", [*SPLITS, "train"])
 def test_at_most_3_percent_of_benign_notes_are_refused(split: str) -> None:
     cases = [c for c in load("benign") if c.split == split]
+    refused = [(c.text, Scanner().findings(c.text)) for c in cases if Scanner().findings(c.text)]
+    assert len(refused) <= 0.03 * len(cases), refused
+
+
+def test_the_corpora_written_elsewhere_share_no_text_with_what_the_scanner_learns_from() -> None:
+    learned_from = {c.text for name in ("attacks", "benign") for c in load(name)}
+    assert len(UNSEEN) == 4
+    for folder in UNSEEN:
+        texts = [c.text for name in ("attacks", "benign") for c in load(name, folder)]
+        assert len(texts) >= 390 and not learned_from.intersection(texts), folder.name
+
+
+@pytest.mark.parametrize("folder", UNSEEN, ids=lambda p: p.name)
+def test_at_most_3_percent_of_honest_notes_written_elsewhere_are_refused(folder: Path) -> None:
+    cases = load("benign", folder)
     refused = [(c.text, Scanner().findings(c.text)) for c in cases if Scanner().findings(c.text)]
     assert len(refused) <= 0.03 * len(cases), refused
 
