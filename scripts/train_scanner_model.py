@@ -17,10 +17,10 @@ each corpus file. The files are in the order their parts were written, so a part
 the paraphrases written from it, mostly fall in one fold, and a fold is scored by a
 model that did not see its wording: an estimate for new wording rather than for the
 corpus. The cut is the lowest at which at most 1.5% of their honest notes, scored out
-of fold, are blocked: on two corpora written elsewhere and never trained on, it blocks
-445 of their 480 attacks, against 433 at 1% and 453 at 2%, and 2% refused honest notes
-such as "If the user asks whether the shop is open, answer with the opening hours".
-The final model is trained on all of them with the
+of fold, are blocked: on corpora written elsewhere and never trained on, 2% blocked a
+few more attacks but refused honest notes such as "If the user asks whether the shop
+is open, answer with the opening hours" (docs/SECURITY.md has the figures). The final
+model is trained on all of them with the
 same settings. Everything is deterministic (a fixed seed, fixed orders, integer
 weights), so the file this writes is the file in the repository, in any process.
 """

@@ -101,8 +101,8 @@ def test_ordinary_notes_pass(text: str) -> None:
 
 def test_a_repeated_word_does_not_add_up_to_a_verdict() -> None:
     # Each word and pair counts once per window: repeating one cannot push a text over.
-    once = learned.shipped().score(learned_view("seed fact about the user word"))
-    many = "seed fact about the user " + "word " * 5000
+    once = learned.shipped().score(learned_view("The user likes green tea and word"))
+    many = "The user likes green tea and " + "word " * 5000
     assert learned.shipped().score(learned_view(many)) <= once + 64  # plus the pair "word word"
     assert Scanner().findings(many) == []
 
@@ -272,7 +272,7 @@ def test_scores_are_the_same_in_another_process() -> None:
 
 # The suite's 120 s per test would cut the training short on a busy machine: its own bound
 # is the subprocess' below.
-@pytest.mark.timeout(660)
+@pytest.mark.timeout(1260)
 def test_the_shipped_file_is_what_the_training_script_produces() -> None:
     env = {**os.environ, "PYTHONHASHSEED": "777"}
     run = subprocess.run(
@@ -281,7 +281,7 @@ def test_the_shipped_file_is_what_the_training_script_produces() -> None:
         text=True,
         cwd=REPO,
         env=env,
-        timeout=600,  # a busy machine: about 100 s on two idle cores
+        timeout=1200,  # a busy machine: about 3 minutes of one core's time
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "the shipped file is what this script produces" in run.stdout

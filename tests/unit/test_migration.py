@@ -455,7 +455,7 @@ async def test_a_migration_beside_live_tool_writes_loses_neither_sides_writes(
     async def agent(target: str, n: int) -> list[str]:
         written = []
         for i in range(n):
-            content = f"live {target} note {i}"
+            content = f"live {target} entry {i}"
             result = await service.client.call_tool(
                 "zhang",
                 "default",
