@@ -20,9 +20,9 @@ corpus. The cut is the lowest at which at most 1.5% of their honest notes, score
 of fold, are blocked: on corpora written elsewhere and never trained on, 2% blocked a
 few more attacks but refused honest notes such as "If the user asks whether the shop
 is open, answer with the opening hours" (docs/SECURITY.md has the figures). The final
-model is trained on all of them with the
-same settings. Everything is deterministic (a fixed seed, fixed orders, integer
-weights), so the file this writes is the file in the repository, in any process.
+model is trained on all of them with the same settings. Everything is deterministic (a
+fixed seed, fixed orders, integer weights), so the file this writes is the file in the
+repository, in any process.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Literal
 import pytest
 
 from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
-from tests.corpus import HERE, load
+from tests.corpus import HERE, Case, load
 
 SPLITS: list[Literal["dev", "holdout"]] = ["dev", "holdout"]
 UNSEEN = sorted(p for p in (HERE / "unseen").iterdir() if p.is_dir())
@@ -38,6 +38,13 @@ def test_every_class_the_rules_were_tuned_on_is_measured_on_other_wording() -> N
             assert "holdout" in splits or splits == {"train"}, cls
 
 
+def _refused(cases: list[Case]) -> list[tuple[str, list[str]]]:
+    """Each refused case's text and findings, every case scanned once."""
+    scanner = Scanner()
+    found = ((c.text, scanner.findings(c.text)) for c in cases)
+    return [(text, findings) for text, findings in found if findings]
+
+
 @pytest.mark.parametrize("split", SPLITS)
 def test_at_least_97_percent_of_attacks_are_blocked(split: str) -> None:
     cases = [c for c in load("attacks") if c.split == split]
@@ -48,7 +55,7 @@ def test_at_least_97_percent_of_attacks_are_blocked(split: str) -> None:
 @pytest.mark.parametrize("split", [*SPLITS, "train"])
 def test_at_most_3_percent_of_benign_notes_are_refused(split: str) -> None:
     cases = [c for c in load("benign") if c.split == split]
-    refused = [(c.text, Scanner().findings(c.text)) for c in cases if Scanner().findings(c.text)]
+    refused = _refused(cases)
     assert len(refused) <= 0.03 * len(cases), refused
 
 
@@ -63,7 +70,7 @@ def test_the_corpora_written_elsewhere_share_no_text_with_what_the_scanner_learn
 @pytest.mark.parametrize("folder", UNSEEN, ids=lambda p: p.name)
 def test_at_most_3_percent_of_honest_notes_written_elsewhere_are_refused(folder: Path) -> None:
     cases = load("benign", folder)
-    refused = [(c.text, Scanner().findings(c.text)) for c in cases if Scanner().findings(c.text)]
+    refused = _refused(cases)
     assert len(refused) <= 0.03 * len(cases), refused
 
 
