@@ -212,7 +212,8 @@ def _allowed_in_context(text: str, i: int, ch: str) -> bool:
 
 def _character_findings(text: str) -> list[str]:
     if text.isascii():
-        if not _ASCII_CONTROL.search(text):  # one pass in C; a set of the text cost three times as much
+        # one pass in C; a set of the text's characters costs three times as much
+        if not _ASCII_CONTROL.search(text):
             return []
         return [
             f"control_character_U+{ord(ch):04X}"
