@@ -54,7 +54,7 @@ class Params:
 
     alpha: float = 0.3
     beta: float = 1.0
-    l1: float = 3.0
+    l1: float = 4.0
     l2: float = 1.0
     epochs: int = 16
 
