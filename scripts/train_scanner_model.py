@@ -5,8 +5,8 @@
     uv run python -m scripts.train_scanner_model --search   # cross-validate a grid, write nothing
 
 A logistic regression (FTRL-proximal: a learning rate per weight, and an L1 term that
-leaves most weights exactly zero, so the shipped file holds only the few thousand that
-matter) over the features of :mod:`memsvc.security.learned`, trained on the ``dev``
+leaves most weights exactly zero, so the shipped file holds only the tens of thousands
+that matter) over the features of :mod:`memsvc.security.learned`, trained on the ``dev``
 and ``train`` splits of ``tests/corpus`` only: the ``holdout`` split is never read
 here. A long attack is a multiple-instance example: each epoch its highest-scoring
 window stands for it (the rest of a buried attack is an honest note). It is a few dozen lines of the
@@ -205,7 +205,7 @@ def search() -> None:
     for window in (24, 48, 64):
         spec = Spec(window=window, stem=SPEC.stem)
         data = training_examples(spec)
-        for alpha, l1, epochs in itertools.product((0.1, 0.3), (1.0, 3.0), (8, 16)):
+        for alpha, l1, epochs in itertools.product((0.1, 0.3), (3.0, 4.0), (8, 16)):
             params = Params(alpha=alpha, l1=l1, epochs=epochs)
             scores = cross_validate(data, spec, params)
             cut = choose_cut(data, scores)

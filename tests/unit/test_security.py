@@ -14,9 +14,11 @@ What the scanner still gets wrong is listed in ``docs/SECURITY.md``.
 from __future__ import annotations
 
 import hashlib
+from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 import pytest
 
+from memsvc.security import rules, scanner
 from memsvc.security.scanner import MAX_SCAN_CHARS, Scanner
 from tests.corpus import case, note
 
@@ -707,6 +709,22 @@ def test_text_exactly_at_the_scan_cap_is_scanned_not_rejected() -> None:
 
 def test_tab_newline_and_carriage_return_are_allowed() -> None:
     assert Scanner().findings("User prefers:\n\t- tabs\r\n\t- dark mode") == []
+
+
+@pytest.mark.parametrize("code", range(128), ids=lambda c: f"U+{c:04X}")
+def test_every_ascii_control_character_but_tab_newline_and_return_is_refused(code: int) -> None:
+    found = Scanner().findings(f"User prefers{chr(code)} dark mode")
+    control = (code < 0x20 or code == 0x7F) and chr(code) not in "\t\n\r"
+    expected = [f"control_character_U+{code:04X}"] if control else []
+    assert [f for f in found if f.startswith("control_character_")] == expected
+
+
+@pytest.mark.parametrize("quote", ["_QUOTE", "_QUOTE_ZH", "_CODE"])
+def test_a_mention_is_looked_for_whatever_mark_opens_its_quote(quote: str) -> None:
+    """Mentions are elided only in a text holding one of ``_QUOTE_MARKS`` (a cheap probe
+    before thirty substring searches), so every character a quote can open with is one."""
+    opens, _ = rules._first(list(sre_parse.parse(getattr(scanner, quote))))
+    assert opens and opens <= set(scanner._QUOTE_MARKS)
 
 
 # --- policy flags ---------------------------------------------------------------------

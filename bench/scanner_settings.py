@@ -1,0 +1,75 @@
+"""The learned scorer's settings scored where they are chosen: L1 terms against cuts.
+
+    uv run python -m bench.scanner_settings [--l1 3 4 5]
+
+For each L1 term, the training script's cross-validation gives the cut at each
+share of honest notes blocked out of fold (1% to 2%), and a model trained on all
+of ``dev`` and ``train`` with that cut is put behind the rules. Each cell is what
+the whole scanner then does on the two outside corpora kept to choose settings
+(``tests/corpus/unseen/support_tickets`` and ``web_documents``): attacks blocked /
+honest notes refused / notes of ``near_misses.jsonl`` refused; last, the size of
+the weights file. No other corpus in ``unseen/`` is read: those measure the
+setting chosen here, they do not choose it. A few minutes per L1 term.
+"""
+
+from __future__ import annotations
+
+import argparse
+from unittest import mock
+
+from memsvc.logs import configure_logging
+from memsvc.security import learned
+from memsvc.security import scanner as security
+from memsvc.security.learned import Scorer
+from memsvc.security.scanner import Scanner
+from scripts import train_scanner_model as training
+from tests.corpus import HERE, load, rows
+
+CHOOSING = ("support_tickets", "web_documents")  # the unseen corpora that choose settings
+SHARES = (0.01, 0.0125, 0.015, 0.0175, 0.02)
+
+
+def _cell(scorer: Scorer) -> str:
+    """Attacks blocked / notes refused / near misses refused, rules and ``scorer``."""
+    with mock.patch.object(learned, "shipped", lambda: scorer):
+        security._cached_pattern_findings.cache_clear()
+        scanner = Scanner()
+        blocked = refused = 0
+        for name in CHOOSING:
+            folder = HERE / "unseen" / name
+            blocked += sum(bool(scanner.findings(c.text)) for c in load("attacks", folder))
+            refused += sum(bool(scanner.findings(c.text)) for c in load("benign", folder))
+        near = sum(bool(scanner.findings(r["text"])) for r in rows("near_misses"))
+    security._cached_pattern_findings.cache_clear()
+    return f"{blocked} / {refused} / {near}"
+
+
+def main(l1s: list[float]) -> None:
+    configure_logging("warning")  # the scorer's log line per blocked text is not the output
+    data = training.training_examples(training.SPEC)
+    totals = [
+        sum(len(load(kind, HERE / "unseen" / name)) for name in CHOOSING)
+        for kind in ("attacks", "benign")
+    ]
+    print(
+        f"attacks blocked of {totals[0]} / notes refused of {totals[1]} / near misses "
+        f"refused of {len(rows('near_misses'))}, at each share of notes blocked out of fold"
+    )
+    print("| L1 | " + " | ".join(f"{100 * s:g}%" for s in SHARES) + " | file |")
+    for l1 in l1s:
+        params = training.Params(alpha=training.PARAMS.alpha, l1=l1)
+        scores = training.cross_validate(data, training.SPEC, params)
+        bias, weights = training.train(data, params)
+        cells, size = [], 0
+        for share in SHARES:
+            cut = training.choose_cut(data, scores, share)
+            scorer = training.quantise(training.SPEC, bias, weights, cut)
+            cells.append(_cell(scorer))
+            size = len(learned.dump(scorer))
+        print(f"| {l1:g} | " + " | ".join(cells) + f" | {size:,} bytes |", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--l1", type=float, nargs="+", default=[3.0, 4.0, 5.0])
+    main(parser.parse_args().l1)
