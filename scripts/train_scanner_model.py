@@ -16,10 +16,11 @@ The cut is chosen by cross-validation on those splits: five folds, each a contig
 each corpus file. The files are in the order their parts were written, so a part, and
 the paraphrases written from it, mostly fall in one fold, and a fold is scored by a
 model that did not see its wording: an estimate for new wording rather than for the
-corpus. The cut is the lowest at which at most 1.5% of their honest notes, scored out
-of fold, are blocked: on corpora written elsewhere and never trained on, 2% blocked a
-few more attacks but refused honest notes such as "If the user asks whether the shop
-is open, answer with the opening hours" (docs/SECURITY.md has the figures). The final
+corpus. The cut is the lowest at which at most 1.25% of their honest notes, scored out
+of fold, are blocked: on the corpora written elsewhere that choose settings, more
+blocked a few more attacks but refused honest notes such as "If the user asks whether
+the shop is open, answer with the opening hours" (``bench/scanner_settings.py``;
+docs/SECURITY.md has the figures). The final
 model is trained on all of them with the same settings. Everything is deterministic (a
 fixed seed, fixed orders, integer weights), so the file this writes is the file in the
 repository, in any process.
@@ -43,7 +44,7 @@ from tests.corpus import Case, load
 
 SEED = 20_240_611
 FOLDS = 5
-MAX_FP = 0.015  # of the benign notes trained on blocked by the model, scored out of fold
+MAX_FP = 0.0125  # of the benign notes trained on blocked by the model, scored out of fold
 SCALE = 1 / 64  # logit units per integer weight unit
 TRAINED_ON = ("dev", "train")  # the splits the model learns from; never ``holdout``
 
@@ -54,7 +55,7 @@ class Params:
 
     alpha: float = 0.3
     beta: float = 1.0
-    l1: float = 4.0
+    l1: float = 5.0
     l2: float = 1.0
     epochs: int = 16
 
