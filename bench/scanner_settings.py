@@ -29,31 +29,27 @@ CHOOSING = ("support_tickets", "web_documents")  # the unseen corpora that choos
 SHARES = (0.01, 0.0125, 0.015, 0.0175, 0.02)
 
 
-def _cell(scorer: Scorer) -> str:
+def _cell(scorer: Scorer, attacks: list[str], notes: list[str], near: list[str]) -> str:
     """Attacks blocked / notes refused / near misses refused, rules and ``scorer``."""
     with mock.patch.object(learned, "shipped", lambda: scorer):
         security._cached_pattern_findings.cache_clear()
         scanner = Scanner()
-        blocked = refused = 0
-        for name in CHOOSING:
-            folder = HERE / "unseen" / name
-            blocked += sum(bool(scanner.findings(c.text)) for c in load("attacks", folder))
-            refused += sum(bool(scanner.findings(c.text)) for c in load("benign", folder))
-        near = sum(bool(scanner.findings(r["text"])) for r in rows("near_misses"))
+        counts = [sum(bool(scanner.findings(t)) for t in texts) for texts in (attacks, notes, near)]
     security._cached_pattern_findings.cache_clear()
-    return f"{blocked} / {refused} / {near}"
+    return " / ".join(map(str, counts))
 
 
 def main(l1s: list[float]) -> None:
     configure_logging("warning")  # the scorer's log line per blocked text is not the output
     data = training.training_examples(training.SPEC)
-    totals = [
-        sum(len(load(kind, HERE / "unseen" / name)) for name in CHOOSING)
+    attacks, notes = (
+        [c.text for name in CHOOSING for c in load(kind, HERE / "unseen" / name)]
         for kind in ("attacks", "benign")
-    ]
+    )
+    near = [r["text"] for r in rows("near_misses")]
     print(
-        f"attacks blocked of {totals[0]} / notes refused of {totals[1]} / near misses "
-        f"refused of {len(rows('near_misses'))}, at each share of notes blocked out of fold"
+        f"attacks blocked of {len(attacks)} / notes refused of {len(notes)} / near misses "
+        f"refused of {len(near)}, at each share of notes blocked out of fold"
     )
     print("| L1 | " + " | ".join(f"{100 * s:g}%" for s in SHARES) + " | file |")
     for l1 in l1s:
@@ -64,7 +60,7 @@ def main(l1s: list[float]) -> None:
         for share in SHARES:
             cut = training.choose_cut(data, scores, share)
             scorer = training.quantise(training.SPEC, bias, weights, cut)
-            cells.append(_cell(scorer))
+            cells.append(_cell(scorer, attacks, notes, near))
             if share == training.MAX_FP:  # the cut written into the file changes its bytes
                 size = len(learned.dump(scorer))
         print(f"| {l1:g} | " + " | ".join(cells) + f" | {size:,} bytes |", flush=True)

@@ -17,13 +17,12 @@ each corpus file. The files are in the order their parts were written, so a part
 the paraphrases written from it, mostly fall in one fold, and a fold is scored by a
 model that did not see its wording: an estimate for new wording rather than for the
 corpus. The cut is the lowest at which at most 1.25% of their honest notes, scored out
-of fold, are blocked: on the corpora written elsewhere that choose settings, more
-blocked a few more attacks but refused honest notes such as "If the user asks whether
-the shop is open, answer with the opening hours" (``bench/scanner_settings.py``;
-docs/SECURITY.md has the figures). The final
-model is trained on all of them with the same settings. Everything is deterministic (a
-fixed seed, fixed orders, integer weights), so the file this writes is the file in the
-repository, in any process.
+of fold, are blocked: on the corpora written elsewhere that choose settings, a looser
+cut blocked a few more attacks but refused honest notes such as "If the user asks
+whether the shop is open, answer with the opening hours" (``bench/scanner_settings.py``;
+docs/SECURITY.md has the figures). The final model is trained on all of them with the
+same settings. Everything is deterministic (a fixed seed, fixed orders, integer
+weights), so the file this writes is the file in the repository, in any process.
 """
 
 from __future__ import annotations
@@ -206,7 +205,7 @@ def search() -> None:
     for window in (24, 48, 64):
         spec = Spec(window=window, stem=SPEC.stem)
         data = training_examples(spec)
-        for alpha, l1, epochs in itertools.product((0.1, 0.3), (3.0, 4.0), (8, 16)):
+        for alpha, l1, epochs in itertools.product((0.1, 0.3), (4.0, 5.0), (8, 16)):
             params = Params(alpha=alpha, l1=l1, epochs=epochs)
             scores = cross_validate(data, spec, params)
             cut = choose_cut(data, scores)
