@@ -1,0 +1,158 @@
+"""What memsvc's Redis connection reads: every reply in its place, a timeout while one is
+awaited, and a connection that went bad while it idled replaced before it is trusted.
+
+A scripted RESP server on a free port answers each command with what the test hands it,
+so that replies can be split across packets, delayed, or sent unasked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import hiredis
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError, TimeoutError
+
+from memsvc.redisconn import PackingConnection, connect
+from memsvc.settings import ServiceSettings
+
+# what the server answers to one command (its name and arguments): the bytes to send, in
+# packets with the pause before each
+Answer = Callable[[list[bytes]], list[tuple[float, bytes]]]
+
+
+def value(command: list[bytes]) -> list[tuple[float, bytes]]:
+    """``GET k`` answers ``k``; ``FAIL`` an error; anything else ``+OK``."""
+    if command[0].upper() == b"GET":
+        return [(0.0, b"$%d\r\n%s\r\n" % (len(command[1]), command[1]))]
+    if command[0].upper() == b"FAIL":
+        return [(0.0, b"-ERR asked to fail\r\n")]
+    return [(0.0, b"+OK\r\n")]
+
+
+@dataclass
+class Server:
+    port: int
+    answer: Answer = value
+    connections: int = 0
+    writers: list[asyncio.StreamWriter] = field(default_factory=list)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        parser = hiredis.Reader()
+        while data := await reader.read(65536):
+            parser.feed(data)
+            replies: list[tuple[float, bytes]] = []
+            while (command := parser.gets()) is not False:
+                replies += self.answer(command)
+            # the answers to one packet leave together, unless a pause splits them
+            pending = b""
+            for pause, chunk in replies:
+                if pause:
+                    writer.write(pending)
+                    pending = b""
+                    await asyncio.sleep(pause)
+                pending += chunk
+            writer.write(pending)
+        writer.close()
+
+
+@asynccontextmanager
+async def scripted() -> AsyncIterator[tuple[Server, Redis]]:
+    server = Server(0)
+    listening = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+    server.port = listening.sockets[0].getsockname()[1]
+    url = f"redis://127.0.0.1:{server.port}/0"
+    # every connection memsvc opens: the packing connection, a 1.5 s command timeout
+    redis = connect(url, ServiceSettings(redis_url=url, redis_timeout_seconds=1.5))
+    try:
+        yield server, redis
+    finally:
+        await redis.aclose()
+        for writer in server.writers:
+            writer.close()
+        listening.close()
+
+
+async def test_memsvc_connects_through_the_packing_connection() -> None:
+    async with scripted() as (_, redis):
+        assert redis.connection_pool.connection_class is PackingConnection
+
+
+async def test_a_pipeline_gets_each_reply_in_its_place_with_an_error_where_it_fell() -> None:
+    async with scripted() as (_, redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").execute_command("FAIL").get("b").get("c")
+            a, failed, b, c = await pipe.execute(raise_on_error=False)
+        assert (a, b, c) == (b"a", b"b", b"c")
+        assert isinstance(failed, ResponseError) and "asked to fail" in str(failed)
+        # the connection read exactly its replies: the next command gets its own
+        assert await redis.get("next") == b"next"
+
+
+async def test_an_error_reply_raises_for_the_command_that_got_it() -> None:
+    async with scripted() as (_, redis):
+        with pytest.raises(ResponseError, match="asked to fail"):
+            await redis.execute_command("FAIL")
+        assert await redis.get("after") == b"after"
+
+
+async def test_replies_split_across_packets_are_read_whole() -> None:
+    async with scripted() as (server, redis):
+
+        def halves(command: list[bytes]) -> list[tuple[float, bytes]]:
+            (_, whole), *_ = value(command)
+            return [(0.0, whole[:3]), (0.05, whole[3:])]
+
+        server.answer = halves
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("first").get("second").get("third")
+            assert await pipe.execute() == [b"first", b"second", b"third"]
+
+
+async def test_a_reply_that_stops_halfway_times_out_instead_of_hanging() -> None:
+    async with scripted() as (server, redis):
+        server.answer = lambda command: [(0.0, b"$5\r\nhal"), (30.0, b"f\r\n")]
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(TimeoutError):
+            await redis.get("k")
+        assert asyncio.get_running_loop().time() - started < 20  # the 1.5 s timeout, not 30 s
+
+
+async def test_a_late_reply_after_the_first_of_a_pipeline_still_times_out() -> None:
+    async with scripted() as (server, redis):
+        calls = 0
+
+        def second_never_comes(command: list[bytes]) -> list[tuple[float, bytes]]:
+            nonlocal calls
+            calls += 1
+            return value(command) if calls == 1 else [(30.0, b"+OK\r\n")]
+
+        server.answer = second_never_comes
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").get("b")
+            with pytest.raises(TimeoutError):
+                await pipe.execute()
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    async with scripted() as (server, redis):
+        assert await redis.get("one") == b"one"
+        server.writers[0].close()  # Redis restarted, say: the pooled connection is dead
+        await asyncio.sleep(0.05)
+        assert await redis.get("two") == b"two"
+        assert server.connections == 2
+
+
+async def test_data_sent_unasked_to_an_idle_connection_is_never_taken_for_a_reply() -> None:
+    async with scripted() as (server, redis):
+        assert await redis.get("one") == b"one"
+        server.writers[0].write(b"$5\r\nstale\r\n")
+        await asyncio.sleep(0.05)
+        assert await redis.get("two") == b"two"
+        assert server.connections == 2
