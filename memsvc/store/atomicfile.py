@@ -64,15 +64,20 @@ def ensure_root(root: str) -> None:
 
 
 @contextlib.contextmanager
-def _folder(path: Anchored, *, create: bool) -> Iterator[int | None]:
-    """A descriptor of the folder holding ``path``; ``None`` if it is missing (no create)."""
-    if create:
-        ensure_root(path.root)
+def folder_of(path: Anchored, *, create: bool) -> Iterator[int | None]:
+    """A descriptor of the folder holding ``path``; ``None`` if it is missing (no create).
+
+    Open for the block: a file read through it can have its replacement staged
+    through it too (:func:`read_in`, :func:`stage`), one walk for both.
+    """
     try:
         fd = os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        yield None
-        return
+        if not create:
+            yield None
+            return
+        ensure_root(path.root)
+        fd = os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, part in enumerate(path.parts[:-1], start=1):
             try:
@@ -142,19 +147,24 @@ async def read_files(paths: Sequence[Anchored]) -> list[FileState]:
 
 def read_file_now(path: Anchored) -> FileState:
     """:func:`read_file` in the calling thread (for work that runs in a thread already)."""
-    with _folder(path, create=False) as folder:
-        if folder is None:
-            return FileState(None, ABSENT)
-        try:
-            fd = os.open(
-                path.parts[-1],
-                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                dir_fd=folder,
-            )
-        except FileNotFoundError:
-            return FileState(None, ABSENT)
-        except OSError as exc:
-            _refuse(exc, path, "regular file", folder)
+    with folder_of(path, create=False) as folder:
+        return read_in(folder, path)
+
+
+def read_in(folder: int | None, path: Anchored) -> FileState:
+    """``path`` read through ``folder``, the descriptor :func:`folder_of` gave for it."""
+    if folder is None:
+        return FileState(None, ABSENT)
+    try:
+        fd = os.open(
+            path.parts[-1],
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            dir_fd=folder,
+        )
+    except FileNotFoundError:
+        return FileState(None, ABSENT)
+    except OSError as exc:
+        _refuse(exc, path, "regular file", folder)
     try:
         info = _check_regular(fd, path)
         data = os.read(fd, info.st_size + 1)
@@ -171,7 +181,7 @@ def read_file_now(path: Anchored) -> FileState:
 
 def open_lock_file(path: Anchored) -> int:
     """A descriptor of ``path`` to ``flock``, created 0600 if missing, never through a link."""
-    with _folder(path, create=True) as folder:
+    with folder_of(path, create=True) as folder:
         assert folder is not None
         try:
             fd = os.open(
@@ -241,11 +251,15 @@ async def install(
     return staged.fingerprint
 
 
-def stage(path: Anchored, data: bytes) -> Staged:
-    """Write and sync the temp file of a replacement of ``path`` (in the calling thread)."""
-    with _folder(path, create=True) as opened:
-        assert opened is not None
-        folder = os.dup(opened)
+def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Staged:
+    """Write and sync the temp file of a replacement of ``path`` (in the calling thread),
+    through ``folder_fd`` when the caller holds the folder open already."""
+    if folder_fd is not None:
+        folder = os.dup(folder_fd)
+    else:
+        with folder_of(path, create=True) as opened:
+            assert opened is not None
+            folder = os.dup(opened)
     tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(

@@ -28,9 +28,10 @@ from memsvc.paths import TARGETS, DataLayout, Target
 from memsvc.store.atomicfile import (
     FileState,
     Staged,
+    folder_of,
     install,
-    read_file_now,
     read_files,
+    read_in,
     stage,
     write_atomic_now,
 )
@@ -341,9 +342,25 @@ class BuiltinStore:
         batch: list[Queued[_Write, Applied]],
         receipts: dict[str, bytes | None],
     ) -> _Plan:
-        """Read the file, apply each write in its turn, stage the result (in a thread)."""
+        """Read the file, apply each write in its turn, stage the result (in a thread).
+
+        The file is read and its replacement staged through one walk to its folder: under
+        many writers, the syscalls of each walk (nine for an agent's file) hand the GIL
+        back and forth between the threads and the event loop.
+        """
+        with folder_of(self._files[target], create=False) as folder:
+            return self._plan_in(folder, target, head, batch, receipts)
+
+    def _plan_in(
+        self,
+        folder: int | None,
+        target: Target,
+        head: Head | None,
+        batch: list[Queued[_Write, Applied]],
+        receipts: dict[str, bytes | None],
+    ) -> _Plan:
         path = self.path(target)
-        current = CurrentFile(read_file_now(self._files[target]), head)
+        current = CurrentFile(read_in(folder, self._files[target]), head)
         parsed = parse(current.data)
         entries = parsed.entries
         outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]] = []
@@ -383,7 +400,8 @@ class BuiltinStore:
             log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
         data = serialise(entries) if changed else current.data
         records = [(guard, applied) for guard, applied in changed if guard is not None]
-        return _Plan(outcomes, current, stage(self._files[target], data), records)
+        staged = stage(self._files[target], data, folder_fd=folder)
+        return _Plan(outcomes, current, staged, records)
 
     async def _replace(
         self, target: Target, lease: Lease, plan: _Plan, *, landed: Callable[[], None]

@@ -161,3 +161,25 @@ async def test_an_oversized_file_is_refused_before_it_is_read(service: Service) 
     store = (await service.runtime.memory("big", "a1")).manager.builtin.store
     with pytest.raises(UnsafeFileError, match="byte cap"):
         await store.read("user")
+
+
+async def test_a_write_walks_to_its_folder_once_for_its_read_and_its_replacement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = DataLayout.at(tmp_path / "data")
+    store = BuiltinStore(layout, FileLocks(layout), user_id="x", agent_id="a1")
+    await store.write("memory", [Op("add", "first")])  # folders and lock file exist
+    walks = 0
+    real_open = os.open
+
+    def counting_open(path: object, *args: object, **kwargs: object) -> int:
+        nonlocal walks
+        walks += str(path) == str(layout.root)  # every walk starts at the data dir
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+    await store.write("memory", [Op("add", "second")])
+    monkeypatch.undo()
+    # the lock file's walk, and one for reading the file and staging its replacement
+    assert walks == 2
+    assert (await store.read("memory")) == ["first", "second"]
