@@ -67,10 +67,12 @@ class PackingConnection(Connection):
         when nothing is buffered.
 
         redis-py's check tries a read under a zero timeout, which costs a loop turn and a
-        cancelled read per checkout. A reply left unread is impossible here (a read cut
-        short disconnects), and a connection Redis closed while it idled fails its next
-        command, which is retried once on a fresh connection, as a command whose
-        connection dies is.
+        cancelled read per checkout, and sees no more than what the loop has read from
+        the socket already: the timeout fires before the read's callback runs (asyncio
+        and uvloop alike). What it would see is in the buffers looked at here. A
+        connection Redis closed while it idled, its end not yet read, fails its next
+        command, which is retried once on a fresh connection, as redis-py's check leaves
+        it too.
         """
         parser, stream = self._parser, self._reader
         if isinstance(parser, _AsyncHiredisParser) and parser._connected and stream is not None:
@@ -95,7 +97,12 @@ class PackingConnection(Connection):
         parser = self._parser
         reader = getattr(parser, "_reader", None)
         if isinstance(parser, _AsyncHiredisParser) and parser._connected and reader is not None:
-            response = reader.gets(False) if disable_decoding else reader.gets()
+            try:
+                response = reader.gets(False) if disable_decoding else reader.gets()
+            except BaseException:  # a garbled reply: the connection is no use any more
+                if disconnect_on_error:
+                    await self.disconnect(nowait=True)
+                raise
             if response is not NOT_ENOUGH_DATA:
                 return await self._received(response, disconnect_on_error)
         return await super().read_response(

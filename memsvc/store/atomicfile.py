@@ -70,12 +70,21 @@ def folder_of(path: Anchored, *, create: bool) -> Iterator[int | None]:
     Open for the block: a file read through it can have its replacement staged
     through it too (:func:`read_in`, :func:`stage`), one walk for both.
     """
+    fd = _walk(path, create=create)
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _walk(path: Anchored, *, create: bool) -> int | None:
+    """Open the folder of ``path`` one component at a time from the data dir."""
     try:
         fd = os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         if not create:
-            yield None
-            return
+            return None
         ensure_root(path.root)
         fd = os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -84,19 +93,24 @@ def folder_of(path: Anchored, *, create: bool) -> Iterator[int | None]:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
                 if not create:
-                    yield None
-                    return
+                    os.close(fd)
+                    return None
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, DIR_MODE, dir_fd=fd)
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                os.fchmod(child, DIR_MODE)  # mkdir's mode is cut by the umask
+                try:
+                    os.fchmod(child, DIR_MODE)  # mkdir's mode is cut by the umask
+                except BaseException:
+                    os.close(child)
+                    raise
             except OSError as exc:
                 _refuse(exc, Anchored(path.root, path.parts[:depth]), "folder", fd)
             os.close(fd)
             fd = child
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def _refuse(exc: OSError, path: Anchored, kind: str, folder: int) -> NoReturn:

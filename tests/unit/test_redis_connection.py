@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import hiredis
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError, TimeoutError
+from redis.exceptions import ConnectionError, InvalidResponse, ResponseError, TimeoutError
 
 from memsvc.redisconn import PackingConnection, connect
 from memsvc.settings import ServiceSettings
@@ -26,11 +26,18 @@ Answer = Callable[[list[bytes]], list[tuple[float, bytes]]]
 
 
 def value(command: list[bytes]) -> list[tuple[float, bytes]]:
-    """``GET k`` answers ``k``; ``FAIL`` an error; anything else ``+OK``."""
-    if command[0].upper() == b"GET":
+    """``GET k`` answers ``k``; ``FAIL`` and ``SET bad …`` an error; ``LOADING`` the error of
+    a Redis still loading its data (a connection error to redis-py); ``GARBLE`` bytes that
+    are no reply at all; anything else ``+OK``."""
+    name = command[0].upper()
+    if name == b"GET":
         return [(0.0, b"$%d\r\n%s\r\n" % (len(command[1]), command[1]))]
-    if command[0].upper() == b"FAIL":
+    if name == b"FAIL" or (name == b"SET" and command[1] == b"bad"):
         return [(0.0, b"-ERR asked to fail\r\n")]
+    if name == b"LOADING":
+        return [(0.0, b"-LOADING Redis is loading the dataset in memory\r\n")]
+    if name == b"GARBLE":
+        return [(0.0, b"?garbage\r\n")]
     return [(0.0, b"+OK\r\n")]
 
 
@@ -100,6 +107,38 @@ async def test_an_error_reply_raises_for_the_command_that_got_it() -> None:
         with pytest.raises(ResponseError, match="asked to fail"):
             await redis.execute_command("FAIL")
         assert await redis.get("after") == b"after"
+
+
+async def test_an_error_after_the_first_reply_is_an_error_not_a_command_result() -> None:
+    async with scripted() as (_, redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").set("bad", "v").set("good", "v")
+            a, bad, good = await pipe.execute(raise_on_error=False)
+        # SET turns a reply into True or False: an error must not be turned into False
+        assert a == b"a" and good is True
+        assert isinstance(bad, ResponseError) and "asked to fail" in str(bad)
+
+
+async def test_a_connection_error_reply_mid_pipeline_drops_the_connection() -> None:
+    async with scripted() as (server, redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").execute_command("LOADING").get("b")
+            with pytest.raises(ConnectionError, match="loading"):
+                await pipe.execute()
+        opened = server.connections
+        assert await redis.get("next") == b"next"
+        assert server.connections == opened + 1  # the connection that heard it is not reused
+
+
+async def test_a_garbled_reply_mid_pipeline_does_not_poison_the_pool() -> None:
+    async with scripted() as (server, redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").execute_command("GARBLE")
+            with pytest.raises(InvalidResponse):
+                await pipe.execute()
+        for key in ("x", "y", "z"):
+            assert await redis.get(key) == key.encode()
+        assert server.connections == 2  # the garbled one, and the one that replaced it
 
 
 async def test_replies_split_across_packets_are_read_whole() -> None:

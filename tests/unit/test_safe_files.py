@@ -4,6 +4,7 @@ created, nothing hangs, and a bad file gives a clear error that names no absolut
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from memsvc.config import ConfigError
 from memsvc.errors import PathEscapeError, UnsafeFileError
 from memsvc.paths import DataLayout
-from memsvc.store.edits import Op
+from memsvc.store.edits import EditRejected, Op
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.locks import FileLocks
 from tests.unit.conftest import Service
@@ -183,3 +184,39 @@ async def test_a_write_walks_to_its_folder_once_for_its_read_and_its_replacement
     # the lock file's walk, and one for reading the file and staging its replacement
     assert walks == 2
     assert (await store.read("memory")) == ["first", "second"]
+
+
+async def test_writes_that_land_or_are_refused_leave_no_descriptor_open(
+    tmp_path: Path, outside: Path
+) -> None:
+    layout = DataLayout.at(tmp_path / "data")
+    store = BuiltinStore(layout, FileLocks(layout), user_id="x", agent_id="a1")
+    await store.write("memory", [Op("add", "first")])  # what stays open for good is open now
+
+    def descriptors() -> set[str]:
+        """What this process holds open (a lock file's descriptor may be let go of)."""
+        held = set()
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # the listing's own, gone by now
+                held.add(f"{fd} {os.readlink(f'/proc/self/fd/{fd}')}")
+        return held
+
+    before = descriptors()
+    await store.write("memory", [Op("add", "second")])
+    with pytest.raises(EditRejected):
+        await store.write("memory", [Op("remove", "not there")])
+    await store.write("memory", [])  # a no-op
+    other = BuiltinStore(layout, FileLocks(layout), user_id="y", agent_id="a1")
+    await other.write("memory", [Op("add", "in folders made for it")])
+    store.path("memory").unlink()
+    store.path("memory").symlink_to(outside / "USER.md")
+    with pytest.raises(PathEscapeError):
+        await store.write("memory", [Op("add", "third")])
+    assert descriptors() <= before
+
+
+async def test_a_refused_edit_creates_no_folder(service: Service) -> None:
+    remove = {"action": "remove", "target": "memory", "old_text": "x"}
+    result = await service.client.call_tool("nobody-yet", "a1", "t1", "memory", remove)
+    assert result["success"] is False
+    assert not service.runtime.layout.agent_dir("nobody-yet", "a1").exists()
