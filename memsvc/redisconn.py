@@ -74,16 +74,16 @@ class PackingConnection(Connection):
         command, which is retried once on a fresh connection, as redis-py's check leaves
         it too.
         """
-        parser, stream = self._parser, self._reader
-        if isinstance(parser, _AsyncHiredisParser) and parser._connected and stream is not None:
-            reader = parser._reader
-            if not (
-                (reader is not None and reader.has_data())
-                or stream._buffer  # type: ignore[attr-defined]
-                or stream.at_eof()
-                or stream.exception() is not None
-            ):
-                return False
+        reader, stream = self._hiredis_reader(), self._reader
+        if (
+            reader is not None
+            and stream is not None
+            and not reader.has_data()
+            and not stream._buffer  # type: ignore[attr-defined]
+            and not stream.at_eof()
+            and stream.exception() is None
+        ):
+            return False
         return bool(await super().can_read_destructive())  # type: ignore[no-untyped-call]
 
     async def read_response(
@@ -94,9 +94,8 @@ class PackingConnection(Connection):
         disconnect_on_error: bool = True,
         push_request: bool | None = False,
     ) -> Any:
-        parser = self._parser
-        reader = getattr(parser, "_reader", None)
-        if isinstance(parser, _AsyncHiredisParser) and parser._connected and reader is not None:
+        reader = self._hiredis_reader()
+        if reader is not None:
             try:
                 response = reader.gets(False) if disable_decoding else reader.gets()
             except BaseException:  # a garbled reply: the connection is no use any more
@@ -111,6 +110,14 @@ class PackingConnection(Connection):
             disconnect_on_error=disconnect_on_error,
             push_request=push_request,
         )
+
+    def _hiredis_reader(self) -> Any:
+        """The hiredis reader of a connected hiredis parser (what holds replies read from the
+        socket), else ``None``: the Python parser goes redis-py's way throughout."""
+        parser = self._parser
+        if isinstance(parser, _AsyncHiredisParser) and parser._connected:
+            return parser._reader
+        return None
 
     async def _received(self, response: Any, disconnect_on_error: bool) -> Any:
         """A buffered reply, raised or returned as the parser and redis-py would have."""

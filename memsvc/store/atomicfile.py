@@ -239,9 +239,10 @@ async def write_atomic(
     return await install(await asyncio.to_thread(stage, path, data), before_commit=before_commit)
 
 
-def write_atomic_now(path: Anchored, data: bytes) -> str:
-    """:func:`write_atomic` without a commit step, in the calling thread."""
-    staged = stage(path, data)
+def write_atomic_now(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> str:
+    """:func:`write_atomic` without a commit step, in the calling thread (through
+    ``folder_fd`` as :func:`stage` takes it)."""
+    staged = stage(path, data, folder_fd=folder_fd)
     try:
         _rename(staged)
     finally:
@@ -268,12 +269,8 @@ async def install(
 def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Staged:
     """Write and sync the temp file of a replacement of ``path`` (in the calling thread),
     through ``folder_fd`` when the caller holds the folder open already."""
-    if folder_fd is not None:
-        folder = os.dup(folder_fd)
-    else:
-        with folder_of(path, create=True) as opened:
-            assert opened is not None
-            folder = os.dup(opened)
+    folder = os.dup(folder_fd) if folder_fd is not None else _walk(path, create=True)
+    assert folder is not None  # a walk that may create finds its folder
     tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(

@@ -396,7 +396,7 @@ class BuiltinStore:
         raw = current.state.data
         if not current.lagging and raw is not None and not parsed.canonical:
             backup = self._files[target].sibling(f"{path.name}.{time.time_ns()}.bak")
-            write_atomic_now(backup, raw)
+            write_atomic_now(backup, raw, folder_fd=folder)  # a sibling: the same folder
             log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
         data = serialise(entries) if changed else current.data
         records = [(guard, applied) for guard, applied in changed if guard is not None]
