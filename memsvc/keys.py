@@ -13,6 +13,7 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:inbox:<client>`` | list | 60 s | replies to one client process |
 | ``{p}:arq`` | arq queue | - | background jobs (arq adds ``arq:job:<id>`` etc.) |
 | ``{p}:gateway:tokens`` | hash | - | gateway tokens: id -> user, admin flag, SHA-256 of the token |
+| ``{p}:gateway:tokens:changed`` | channel | - | a token revoked: gateways drop records kept |
 | ``{p}:{<user>}:lock:user`` | string | lease | writer lock of the user's ``USER.md`` |
 | ``{p}:{<user>}:lock:memory:<agent>`` | string | lease | writer lock of an agent's ``MEMORY.md`` |
 | ``{p}:{<user>}:lock:config`` | string | lease | one update of the user's override file at a time |
@@ -93,6 +94,10 @@ class Keys:
     @property
     def tokens(self) -> str:
         return f"{self.prefix}:gateway:tokens"
+
+    @property
+    def tokens_changed(self) -> str:
+        return f"{self.prefix}:gateway:tokens:changed"
 
     # per user
     def store_lock(self, target: Target, user_id: str, agent_id: str) -> str:

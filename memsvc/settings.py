@@ -114,6 +114,11 @@ class ServiceSettings(BaseSettings):
     job_backoff_base_seconds: PositiveFloat = 1.0  # the first retry waits 0.5-1 s, then doubling
     job_backoff_cap_seconds: PositiveFloat = 300.0
 
+    # gateway
+    # how long a gateway keeps a token's record it read: a revocation drops it at once (a
+    # Redis channel), this bounds a revocation whose message was missed; 0 keeps nothing
+    gateway_token_cache_seconds: float = Field(default=5.0, ge=0.0)
+
     # retention
     snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600
     log_max_entries: PositiveInt = 200_000

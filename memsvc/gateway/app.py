@@ -47,7 +47,7 @@ from memsvc.gateway.statuses import detail_of, json_safe, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
-from memsvc.redisconn import REDIS_DOWN, connect
+from memsvc.redisconn import REDIS_DOWN, cancel_and_wait, connect
 from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
@@ -497,9 +497,13 @@ def create_app(
             if settings.redis_url:
                 redis = connect(settings.redis_url, settings)
                 stack.push_async_callback(redis.aclose)
-                store: FileTokenStore | RedisTokenStore = RedisTokenStore(
-                    redis, Keys(settings.key_prefix)
+                shared = RedisTokenStore(
+                    redis,
+                    Keys(settings.key_prefix),
+                    keep_seconds=settings.gateway_token_cache_seconds,
                 )
+                stack.push_async_callback(cancel_and_wait, asyncio.create_task(shared.watch()))
+                store: FileTokenStore | RedisTokenStore = shared
             else:
                 store = FileTokenStore(DataLayout.at(settings.data_dir))
             app.state.gateway = Gateway(

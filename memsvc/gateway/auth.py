@@ -34,6 +34,7 @@ from memsvc.ids import validate_id
 from memsvc.keys import Keys
 from memsvc.paths import Anchored, DataLayout
 from memsvc.redisbatch import CommandBatcher
+from memsvc.redisconn import REDIS_DOWN, Outage
 from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
 
 _TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
@@ -129,27 +130,83 @@ def _decode(raw: bytes | str) -> TokenRecord:
 class RedisTokenStore:
     """Token records in one Redis hash (``{p}:gateway:tokens``): id -> record.
 
-    Requests arriving together look their tokens up in one round trip.
+    Requests arriving together look their tokens up in one round trip. While
+    :meth:`watch` runs, a record found is also kept for up to ``keep_seconds``, so an
+    agent's calls do not wait on that round trip each time. A revocation is announced
+    on ``{p}:gateway:tokens:changed`` and drops what every watching gateway keeps: a
+    revoked token is refused as soon as the message is read (by the process that
+    revoked it, at once). A message missed (the channel's connection lost unnoticed)
+    holds it up for ``keep_seconds`` at most: nothing is kept longer, nor while the
+    gateway is not subscribed.
     """
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, keep_seconds: float = 0.0) -> None:
         self._redis = redis
         self._commands = CommandBatcher(redis)
         self._key = keys.tokens
+        self._channel = keys.tokens_changed
+        self._keep_seconds = keep_seconds
+        self._kept: dict[str, tuple[float, TokenRecord]] = {}  # id -> (kept until, record)
+        self._watching = False
+        # bumped whenever what is kept is dropped: a lookup that began before may have read
+        # a record revoked since, and is not kept
+        self._generation = 0
+
+    @property
+    def watching(self) -> bool:
+        """Whether records read are kept: subscribed to their changes now."""
+        return self._watching
 
     async def save(self, record: TokenRecord) -> None:
         await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
 
     async def find(self, token_id: str) -> TokenRecord | None:
+        kept = self._kept.get(token_id)
+        if kept is not None and kept[0] > time.monotonic():
+            return kept[1]
+        generation = self._generation
         (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
-        return None if raw is None else _decode(raw)
+        record = None if raw is None else _decode(raw)
+        if record is not None and self._watching and generation == self._generation:
+            self._kept[token_id] = (time.monotonic() + self._keep_seconds, record)
+        return record
 
     async def records(self) -> list[TokenRecord]:
         raws = await self._redis.hvals(self._key)  # type: ignore[misc]
         return [_decode(raw) for raw in raws]
 
     async def delete(self, token_id: str) -> bool:
-        return bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
+        deleted = bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
+        self._drop(watching=self._watching)  # this process: at once, not when the message comes
+        await self._redis.publish(self._channel, token_id)
+        return deleted
+
+    async def watch(self) -> None:
+        """Keep the records found while subscribed to their changes; runs until cancelled."""
+        if self._keep_seconds <= 0:
+            return
+        outage = Outage("gateway_tokens_unwatched", cap=5.0)
+        while True:
+            pubsub = self._redis.pubsub()
+            try:
+                await pubsub.subscribe(self._channel)
+                while True:
+                    # the subscription's confirmation (also after redis-py reconnects on its
+                    # own, when messages may have been missed) or a change: drop what is kept
+                    if await pubsub.get_message(timeout=self._keep_seconds) is not None:
+                        self._drop(watching=True)
+                        outage.over()
+            except REDIS_DOWN as exc:
+                self._drop(watching=False)
+                await outage.wait(exc)
+            finally:
+                self._drop(watching=False)
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _drop(self, *, watching: bool) -> None:
+        self._kept.clear()
+        self._generation += 1
+        self._watching = watching
 
 
 class FileTokenStore:

@@ -17,10 +17,14 @@ from arq.jobs import Job, JobStatus
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
+from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
+from memsvc.keys import Keys
+from memsvc.redisconn import cancel_and_wait, connect
 from memsvc.service.eventlog import EventLog
 from memsvc.service.sessions import SessionState
+from memsvc.settings import ServiceSettings
 from tests.conftest import until
 from tests.integration.conftest import RedisServer, WorkerPool
 
@@ -254,3 +258,39 @@ async def _served_since(workers: Any, since: float) -> set[str]:
         async for e in EventLog(workers.redis, workers.keys).entries()
         if e.at >= since and "worker" in e.detail
     }
+
+
+async def test_a_gateway_whose_token_channel_drops_keeps_no_record_it_may_have_missed(
+    redis_server: RedisServer, test_prefix: str
+) -> None:
+    settings = ServiceSettings(redis_url=redis_server.url, key_prefix=test_prefix)
+    redis = connect(redis_server.url, settings)
+    store = RedisTokenStore(redis, Keys(test_prefix), keep_seconds=3600)
+    watch = asyncio.create_task(store.watch())
+    tokens = Tokens(store)
+
+    async def watching() -> bool:
+        return store.watching
+
+    try:
+        await until(watching)
+        record, token = await tokens.add("alice")
+        assert await tokens.authenticate(token) is not None
+        # deleted unannounced, as if the message were lost while the channel was down
+        await redis.hdel(Keys(test_prefix).tokens, record.id)  # type: ignore[misc]
+        assert await tokens.authenticate(token) is not None  # kept
+        await redis.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+
+        await until(lambda: refused(tokens, token))  # the record was dropped when the channel went
+        await until(watching)  # and the gateway subscribes again
+        other, other_token = await tokens.add("bob")
+        assert await tokens.authenticate(other_token) is not None
+        await Tokens(RedisTokenStore(redis, Keys(test_prefix))).revoke(other.id)
+        await until(lambda: refused(tokens, other_token))  # announced on the new subscription
+    finally:
+        await cancel_and_wait(watch)
+        await redis.aclose()
+
+
+async def refused(tokens: Tokens, token: str) -> bool:
+    return await tokens.authenticate(token) is None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -16,6 +18,8 @@ from memsvc.gateway import auth
 from memsvc.gateway.auth import FileTokenStore, RedisTokenStore, Tokens
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
+from memsvc.redisconn import cancel_and_wait
+from tests.conftest import until
 
 
 @pytest.fixture(params=["file", "redis"])
@@ -99,3 +103,118 @@ async def test_the_token_file_is_private(layout: DataLayout) -> None:
     mode = stat.S_IMODE(os.stat(layout.gateway_tokens()).st_mode)
     assert mode == 0o600
     assert Path(layout.gateway_tokens()).parent == layout.root
+
+
+@pytest.fixture
+async def watching(fake_redis: Redis) -> AsyncIterator[RedisTokenStore]:
+    """A gateway's store that keeps the records it reads, subscribed to their changes."""
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=3600)
+    task = asyncio.create_task(store.watch())
+    await until(subscribed(store))
+    yield store
+    await cancel_and_wait(task)
+
+
+def subscribed(store: RedisTokenStore) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return store.watching
+
+    return check
+
+
+def refused(tokens: Tokens, token: str) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return await tokens.authenticate(token) is None
+
+    return check
+
+
+async def forget(fake_redis: Redis, record: auth.TokenRecord) -> None:
+    """Delete a record without announcing it: only what a gateway keeps still knows it."""
+    await fake_redis.hdel(Keys("gw").tokens, record.id)  # type: ignore[misc]
+
+
+def elsewhere(fake_redis: Redis) -> Tokens:
+    """Another process's tokens (``memsvc token revoke``)."""
+    return Tokens(RedisTokenStore(fake_redis, Keys("gw")))
+
+
+async def test_a_watching_gateway_keeps_a_record_until_a_revocation_elsewhere_is_announced(
+    watching: RedisTokenStore, fake_redis: Redis
+) -> None:
+    tokens = Tokens(watching)
+    record, token = await tokens.add("alice")
+    other, _ = await tokens.add("bob")
+    assert await tokens.authenticate(token) is not None
+    await forget(fake_redis, record)
+    assert await tokens.authenticate(token) is not None  # kept: Redis is not asked again
+    await elsewhere(fake_redis).revoke(other.id)  # the announcement drops all that is kept
+    await until(refused(tokens, token))
+
+
+async def test_a_revocation_in_the_same_process_drops_what_is_kept_at_once(
+    watching: RedisTokenStore,
+) -> None:
+    tokens = Tokens(watching)
+    record, token = await tokens.add("alice")
+    assert await tokens.authenticate(token) is not None
+    await tokens.revoke(record.id)
+    assert await tokens.authenticate(token) is None  # not a moment later: now
+
+
+async def test_nothing_is_kept_while_not_subscribed(fake_redis: Redis) -> None:
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=3600)
+    tokens = Tokens(store)
+    record, token = await tokens.add("alice")
+    assert await tokens.authenticate(token) is not None  # before the watch began
+    task = asyncio.create_task(store.watch())
+    await until(subscribed(store))
+    assert await tokens.authenticate(token) is not None  # kept from here on
+    await cancel_and_wait(task)  # unsubscribed: changes could be missed
+    await forget(fake_redis, record)
+    assert await tokens.authenticate(token) is None
+
+
+async def test_a_lookup_that_began_before_an_announcement_is_not_kept(
+    watching: RedisTokenStore, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = Tokens(watching)
+    record, token = await tokens.add("alice")
+    other, _ = await tokens.add("bob")
+    signal, signal_token = await tokens.add("carol")
+    assert await tokens.authenticate(signal_token) is not None
+    await forget(fake_redis, signal)  # kept only: refused once an announcement is read
+    read, answer = asyncio.Event(), asyncio.Event()
+    execute = watching._commands.execute
+
+    async def slow(build: Any) -> Any:
+        replies = await execute(build)
+        read.set()
+        await answer.wait()  # the record read; its answer held past the announcement
+        return replies
+
+    monkeypatch.setattr(watching._commands, "execute", slow)
+    lookup = asyncio.create_task(tokens.authenticate(token))
+    await read.wait()
+    monkeypatch.setattr(watching._commands, "execute", execute)
+    await elsewhere(fake_redis).revoke(other.id)
+    await until(refused(tokens, signal_token))
+    answer.set()
+    assert await lookup is not None  # read before: answered with what it read ...
+    await forget(fake_redis, record)
+    assert await tokens.authenticate(token) is None  # ... and not kept
+
+
+async def test_a_record_is_kept_no_longer_than_its_bound(fake_redis: Redis) -> None:
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.05)
+    task = asyncio.create_task(store.watch())
+    try:
+        await until(subscribed(store))
+        tokens = Tokens(store)
+        record, token = await tokens.add("alice")
+        assert await tokens.authenticate(token) is not None
+        await forget(fake_redis, record)
+        await asyncio.sleep(0.1)  # a message missed: the bound alone ends the record
+        assert await tokens.authenticate(token) is None
+    finally:
+        await cancel_and_wait(task)
