@@ -117,7 +117,7 @@ class ServiceSettings(BaseSettings):
     # gateway
     # how long a gateway keeps a token's record it read: a revocation drops it at once (a
     # Redis channel), this bounds a revocation whose message was missed; 0 keeps nothing
-    gateway_token_cache_seconds: float = Field(default=5.0, ge=0.0)
+    gateway_token_cache_seconds: float = Field(default=5.0, ge=0.0, le=300.0)
 
     # retention
     snapshot_ttl_seconds: PositiveInt = 7 * 24 * 3600

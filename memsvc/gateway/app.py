@@ -413,7 +413,8 @@ async def add_token(request: Request, body: models.TokenAdd, _: Admin) -> dict[s
 async def revoke_token(
     request: Request, _: Admin, token_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")]
 ) -> Response:
-    """Revoke a token by its id: refused from the next request on."""
+    """Revoke a token by its id: refused here from the next request on, by other gateways
+    as soon as they read the announcement."""
     await _gateway(request).tokens.revoke(token_id)
     return Response(status_code=204)
 

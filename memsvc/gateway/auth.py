@@ -15,6 +15,7 @@ data dir (mode 0600, replaced atomically, changes serialised by a file lock).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -28,17 +29,20 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memsvc.errors import NotFoundError
 from memsvc.ids import validate_id
 from memsvc.keys import Keys
 from memsvc.paths import Anchored, DataLayout
 from memsvc.redisbatch import CommandBatcher
-from memsvc.redisconn import REDIS_DOWN, Outage
+from memsvc.redisconn import Outage
 from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
 
 _TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
 _UNKNOWN = hashlib.sha256(b"no such token").hexdigest()  # compared against when no record
+# a token channel quiet this long (half the keep time, at least this) is pinged
+WATCH_PING_MIN_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -131,13 +135,14 @@ class RedisTokenStore:
     """Token records in one Redis hash (``{p}:gateway:tokens``): id -> record.
 
     Requests arriving together look their tokens up in one round trip. While
-    :meth:`watch` runs, a record found is also kept for up to ``keep_seconds``, so an
-    agent's calls do not wait on that round trip each time. A revocation is announced
-    on ``{p}:gateway:tokens:changed`` and drops what every watching gateway keeps: a
-    revoked token is refused as soon as the message is read (by the process that
-    revoked it, at once). A message missed (the channel's connection lost unnoticed)
-    holds it up for ``keep_seconds`` at most: nothing is kept longer, nor while the
-    gateway is not subscribed.
+    :meth:`watch` runs, a record found is also kept for up to ``keep_seconds`` from
+    its lookup, so an agent's calls do not wait on that round trip each time. A
+    revocation is announced on ``{p}:gateway:tokens:changed`` with the record's
+    deletion and drops what every watching gateway keeps: a revoked token is refused
+    as soon as the message is read (by the process that revoked it, at once). Each
+    (re)subscription drops it too, since messages may have been missed before it. A
+    message missed otherwise (the channel's connection dead, not yet found out by a
+    ping) holds a revocation up for ``keep_seconds`` at most.
     """
 
     def __init__(self, redis: Redis, keys: Keys, *, keep_seconds: float = 0.0) -> None:
@@ -164,11 +169,11 @@ class RedisTokenStore:
         kept = self._kept.get(token_id)
         if kept is not None and kept[0] > time.monotonic():
             return kept[1]
-        generation = self._generation
+        generation, asked = self._generation, time.monotonic()
         (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
         record = None if raw is None else _decode(raw)
         if record is not None and self._watching and generation == self._generation:
-            self._kept[token_id] = (time.monotonic() + self._keep_seconds, record)
+            self._kept[token_id] = (asked + self._keep_seconds, record)
         return record
 
     async def records(self) -> list[TokenRecord]:
@@ -176,31 +181,53 @@ class RedisTokenStore:
         return [_decode(raw) for raw in raws]
 
     async def delete(self, token_id: str) -> bool:
-        deleted = bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
+        # one transaction: a record deleted is always announced
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hdel(self._key, token_id)
+        pipe.publish(self._channel, token_id)
+        deleted, _ = await pipe.execute()
         self._drop(watching=self._watching)  # this process: at once, not when the message comes
-        await self._redis.publish(self._channel, token_id)
-        return deleted
+        return bool(deleted)
 
     async def watch(self) -> None:
-        """Keep the records found while subscribed to their changes; runs until cancelled."""
+        """Keep the records found while subscribed to their changes; runs until cancelled.
+
+        A quiet channel is pinged: one that does not answer is given up and subscribed
+        anew, so a dead connection is found out within ``keep_seconds`` or so.
+        """
         if self._keep_seconds <= 0:
             return
         outage = Outage("gateway_tokens_unwatched", cap=5.0)
         while True:
-            pubsub = self._redis.pubsub()
             try:
-                await pubsub.subscribe(self._channel)
-                while True:
-                    # the subscription's confirmation (also after redis-py reconnects on its
-                    # own, when messages may have been missed) or a change: drop what is kept
-                    if await pubsub.get_message(timeout=self._keep_seconds) is not None:
-                        self._drop(watching=True)
-                        outage.over()
-            except REDIS_DOWN as exc:
-                self._drop(watching=False)
+                await self._listen(outage)
+            except Exception as exc:  # Redis down, or refusing (an ACL): nothing kept meanwhile
                 await outage.wait(exc)
-            finally:
-                self._drop(watching=False)
+
+    async def _listen(self, outage: Outage) -> None:
+        """One subscription, until its connection fails; what is kept is dropped with it."""
+        quiet = max(self._keep_seconds / 2, WATCH_PING_MIN_SECONDS)
+        pubsub = self._redis.pubsub()
+        try:
+            await pubsub.subscribe(self._channel)
+            pinged = False
+            while True:
+                message = await pubsub.get_message(timeout=quiet)
+                if message is None and pinged:
+                    raise RedisConnectionError("the token channel did not answer a ping")
+                if message is None:
+                    await pubsub.ping()
+                    pinged = True
+                    continue
+                pinged = False
+                # the subscription's confirmation (also after redis-py reconnects on its own,
+                # when messages may have been missed) or a change: drop what is kept
+                if message["type"] != "pong":
+                    self._drop(watching=True)
+                    outage.over()
+        finally:
+            self._drop(watching=False)
+            with contextlib.suppress(Exception):  # a connection already broken
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     def _drop(self, *, watching: bool) -> None:

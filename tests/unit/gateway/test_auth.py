@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import ResponseError
 
 from memsvc.errors import NotFoundError
 from memsvc.gateway import auth
@@ -205,16 +208,94 @@ async def test_a_lookup_that_began_before_an_announcement_is_not_kept(
     assert await tokens.authenticate(token) is None  # ... and not kept
 
 
-async def test_a_record_is_kept_no_longer_than_its_bound(fake_redis: Redis) -> None:
-    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.05)
-    task = asyncio.create_task(store.watch())
-    try:
-        await until(subscribed(store))
-        tokens = Tokens(store)
-        record, token = await tokens.add("alice")
-        assert await tokens.authenticate(token) is not None
-        await forget(fake_redis, record)
-        await asyncio.sleep(0.1)  # a message missed: the bound alone ends the record
-        assert await tokens.authenticate(token) is None
-    finally:
-        await cancel_and_wait(task)
+class Clock:
+    """``time.monotonic`` as the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_record_is_kept_no_longer_than_its_bound_from_its_lookup(
+    watching: RedisTokenStore, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(auth.time, "monotonic", clock)
+    watching._keep_seconds = 10.0
+    tokens = Tokens(watching)
+    record, token = await tokens.add("alice")
+    execute = watching._commands.execute
+
+    async def slow(build: Any) -> Any:
+        clock.now += 6.0  # the answer handled late: the bound runs from the lookup
+        return await execute(build)
+
+    monkeypatch.setattr(watching._commands, "execute", slow)
+    assert await tokens.authenticate(token) is not None
+    monkeypatch.setattr(watching._commands, "execute", execute)
+    await forget(fake_redis, record)  # a revocation whose message was missed
+    clock.now += 3.0  # 9 s after the lookup
+    assert await tokens.authenticate(token) is not None  # kept
+    clock.now += 1.5  # 10.5 s after it
+    assert await tokens.authenticate(token) is None
+
+
+async def test_a_channel_that_does_not_answer_a_ping_is_given_up(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def unanswered(self: Any, message: Any = None) -> None:
+        return None  # a dead connection: the ping is never answered
+
+    monkeypatch.setattr(PubSub, "ping", unanswered)
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(store.watch())
+        try:
+
+            async def given_up() -> bool:
+                return any(log["event"] == "gateway_tokens_unwatched" for log in logs)
+
+            await until(given_up)
+        finally:
+            await cancel_and_wait(task)
+    failure = next(log for log in logs if log["event"] == "gateway_tokens_unwatched")
+    assert "did not answer a ping" in failure["error"]
+
+
+async def test_a_quiet_channel_that_answers_its_pings_stays_watched(fake_redis: Redis) -> None:
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(store.watch())
+        try:
+            await until(subscribed(store))
+            await asyncio.sleep(2.0)  # several pings, each answered
+            assert store.watching
+        finally:
+            await cancel_and_wait(task)
+    assert not [log for log in logs if log["event"] == "gateway_tokens_unwatched"]
+
+
+async def test_a_subscription_refused_is_retried_not_given_up(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subscribe = PubSub.subscribe
+    refusals = [ResponseError("NOPERM this user has no permissions to access a channel")]
+
+    async def refused_once(self: PubSub, *args: Any, **kwargs: Any) -> Any:
+        if refusals:
+            raise refusals.pop()
+        return await subscribe(self, *args, **kwargs)
+
+    monkeypatch.setattr(PubSub, "subscribe", refused_once)
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=3600)
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(store.watch())
+        try:
+            await until(subscribed(store))
+        finally:
+            await cancel_and_wait(task)
+    assert [log["error"] for log in logs if log["event"] == "gateway_tokens_unwatched"] == [
+        "NOPERM this user has no permissions to access a channel"
+    ]
