@@ -4,6 +4,7 @@ tokens made and revoked with ``memsvc token``, an agent on ``MemoryHTTPClient``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -20,14 +21,16 @@ from tests.integration.conftest import WorkerPool, free_port, stop
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def served(workers: WorkerPool) -> AsyncIterator[str]:
-    """``memsvc serve`` on a free port; its base URL once it answers."""
+@contextlib.asynccontextmanager
+async def serving(workers: WorkerPool, **env: str) -> AsyncIterator[str]:
+    """``memsvc serve`` on a free port (``env`` added to the workers'); its base URL once it
+    answers."""
     port = free_port()
-    with open(workers.log_dir / "serve.log", "wb") as out:
+    log = workers.log_dir / f"serve-{port}.log"
+    with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "memsvc.cli", "serve", "--port", str(port)],
-            env=workers.env,
+            env={**workers.env, **env},
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -36,7 +39,7 @@ async def served(workers: WorkerPool) -> AsyncIterator[str]:
         async with httpx.AsyncClient() as http:
 
             async def answers() -> bool:
-                assert proc.poll() is None, (workers.log_dir / "serve.log").read_text()
+                assert proc.poll() is None, log.read_text()
                 try:
                     return (await http.get(base_url + "/healthz")).status_code == 200
                 except httpx.HTTPError:
@@ -46,6 +49,12 @@ async def served(workers: WorkerPool) -> AsyncIterator[str]:
         yield base_url
     finally:
         stop(proc)
+
+
+@pytest.fixture
+async def served(workers: WorkerPool) -> AsyncIterator[str]:
+    async with serving(workers) as base_url:
+        yield base_url
 
 
 def token(workers: WorkerPool, *args: str) -> dict[str, str]:
@@ -99,3 +108,33 @@ async def test_an_agent_over_http_reaches_the_workers_and_a_revoked_token_nothin
         await asyncio.to_thread(token, workers, "revoke", alice["id"])
         with pytest.raises(AuthenticationError):
             await mem.get_memory("alice", "coder")
+
+
+async def test_a_token_revoked_through_one_gateway_is_refused_by_another_that_kept_it(
+    workers: WorkerPool,
+) -> None:
+    await workers.start(1)
+    root = await asyncio.to_thread(token, workers, "add", "--user", "root", "--admin")
+    alice = await asyncio.to_thread(token, workers, "add", "--user", "alice")
+    as_alice = {"Authorization": f"Bearer {alice['token']}"}
+    config = "/api/memory/v2/config"
+    # kept far longer than the test waits: only the announcement can end a kept record
+    kept = {"MEMSVC_GATEWAY_TOKEN_CACHE_SECONDS": "300"}
+    async with (
+        serving(workers, **kept) as one,
+        serving(workers, **kept) as other,
+        httpx.AsyncClient(timeout=30.0) as http,
+    ):
+        for base_url in (one, other):  # each gateway now keeps alice's record
+            assert (await http.get(base_url + config, headers=as_alice)).status_code == 200
+        revoked = await http.delete(
+            f"{one}/api/memory/v2/admin/tokens/{alice['id']}",
+            headers={"Authorization": f"Bearer {root['token']}"},
+        )
+        assert revoked.status_code == 204
+        assert (await http.get(one + config, headers=as_alice)).status_code == 401
+
+        async def refused_by_the_other() -> bool:
+            return (await http.get(other + config, headers=as_alice)).status_code == 401
+
+        await until(refused_by_the_other)
