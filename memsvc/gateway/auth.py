@@ -28,8 +28,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+import structlog
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from memsvc.errors import NotFoundError
 from memsvc.ids import validate_id
@@ -39,9 +41,13 @@ from memsvc.redisbatch import CommandBatcher
 from memsvc.redisconn import Outage
 from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
 
+log = structlog.get_logger(__name__)
+
 _TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
 _UNKNOWN = hashlib.sha256(b"no such token").hexdigest()  # compared against when no record
-# a token channel quiet this long (half the keep time, at least this) is pinged
+# a token channel quiet for a third of the keep time (at least WATCH_PING_MIN_SECONDS) is
+# pinged; one that answers none of WATCH_PINGS pings in a row is subscribed anew
+WATCH_PINGS = 2
 WATCH_PING_MIN_SECONDS = 0.5
 
 
@@ -181,19 +187,25 @@ class RedisTokenStore:
         return [_decode(raw) for raw in raws]
 
     async def delete(self, token_id: str) -> bool:
-        # one transaction: a record deleted is always announced
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hdel(self._key, token_id)
-        pipe.publish(self._channel, token_id)
-        deleted, _ = await pipe.execute()
+        deleted = bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
         self._drop(watching=self._watching)  # this process: at once, not when the message comes
-        return bool(deleted)
+        try:
+            await self._redis.publish(self._channel, token_id)
+        except RedisError as exc:  # revoked all the same: other gateways keep it a while longer
+            log.warning(
+                "gateway_token_revocation_unannounced",
+                token_id=token_id,
+                error=str(exc),
+                kept_at_most_seconds=self._keep_seconds,
+            )
+        return deleted
 
     async def watch(self) -> None:
         """Keep the records found while subscribed to their changes; runs until cancelled.
 
-        A quiet channel is pinged: one that does not answer is given up and subscribed
-        anew, so a dead connection is found out within ``keep_seconds`` or so.
+        A quiet channel is pinged: one that answers none of ``WATCH_PINGS`` pings in a row
+        is given up and subscribed anew, so a dead connection is found out within about
+        ``keep_seconds`` (a stall of the event loop alone cannot miss them all).
         """
         if self._keep_seconds <= 0:
             return
@@ -202,29 +214,32 @@ class RedisTokenStore:
             try:
                 await self._listen(outage)
             except Exception as exc:  # Redis down, or refusing (an ACL): nothing kept meanwhile
+                if not isinstance(exc, RedisError | OSError):
+                    log.error("gateway_tokens_watch_failed", exc_info=exc)
                 await outage.wait(exc)
 
     async def _listen(self, outage: Outage) -> None:
         """One subscription, until its connection fails; what is kept is dropped with it."""
-        quiet = max(self._keep_seconds / 2, WATCH_PING_MIN_SECONDS)
+        quiet = max(self._keep_seconds / (WATCH_PINGS + 1), WATCH_PING_MIN_SECONDS)
         pubsub = self._redis.pubsub()
         try:
             await pubsub.subscribe(self._channel)
-            pinged = False
+            unanswered = 0
             while True:
                 message = await pubsub.get_message(timeout=quiet)
-                if message is None and pinged:
-                    raise RedisConnectionError("the token channel did not answer a ping")
+                if message is None and unanswered == WATCH_PINGS:
+                    raise RedisConnectionError("the token channel answered no ping")
                 if message is None:
                     await pubsub.ping()
-                    pinged = True
+                    unanswered += 1
                     continue
-                pinged = False
-                # the subscription's confirmation (also after redis-py reconnects on its own,
-                # when messages may have been missed) or a change: drop what is kept
-                if message["type"] != "pong":
-                    self._drop(watching=True)
+                unanswered = 0
+                if message["type"] != "subscribe":  # a ping answered or a change heard
                     outage.over()
+                if message["type"] != "pong":
+                    # the subscription's confirmation (also after redis-py reconnects on its
+                    # own, when messages may have been missed) or a change: drop what is kept
+                    self._drop(watching=True)
         finally:
             self._drop(watching=False)
             with contextlib.suppress(Exception):  # a connection already broken

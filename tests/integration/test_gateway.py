@@ -15,6 +15,7 @@ import pytest
 
 from memsvc.errors import AuthenticationError, ConflictError
 from memsvc.gateway.http_client import MemoryHTTPClient
+from memsvc.keys import Keys
 from tests.conftest import until
 from tests.integration.conftest import WorkerPool, free_port, stop
 
@@ -116,7 +117,8 @@ async def test_a_token_revoked_through_one_gateway_is_refused_by_another_that_ke
     await workers.start(1)
     root = await asyncio.to_thread(token, workers, "add", "--user", "root", "--admin")
     alice = await asyncio.to_thread(token, workers, "add", "--user", "alice")
-    as_alice = {"Authorization": f"Bearer {alice['token']}"}
+    bob = await asyncio.to_thread(token, workers, "add", "--user", "bob")
+    keys = Keys(workers.env["MEMSVC_KEY_PREFIX"])
     config = "/api/memory/v2/config"
     # kept far longer than the test waits: only the announcement can end a kept record
     kept = {"MEMSVC_GATEWAY_TOKEN_CACHE_SECONDS": "300"}
@@ -125,16 +127,30 @@ async def test_a_token_revoked_through_one_gateway_is_refused_by_another_that_ke
         serving(workers, **kept) as other,
         httpx.AsyncClient(timeout=30.0) as http,
     ):
-        for base_url in (one, other):  # each gateway now keeps alice's record
-            assert (await http.get(base_url + config, headers=as_alice)).status_code == 200
+
+        async def both_subscribed() -> bool:
+            [(_, count)] = await workers.redis.pubsub_numsub(keys.tokens_changed)
+            return bool(count == 2)
+
+        async def status(base_url: str, who: dict[str, str]) -> int:
+            headers = {"Authorization": f"Bearer {who['token']}"}
+            return (await http.get(base_url + config, headers=headers)).status_code
+
+        await until(both_subscribed)
+        for base_url in (one, other):  # each gateway now keeps alice's and bob's records
+            assert await status(base_url, alice) == 200 and await status(base_url, bob) == 200
+        await workers.redis.hdel(keys.tokens, bob["id"])  # type: ignore[misc]  # unannounced
+        assert await status(other, bob) == 200  # kept
+
         revoked = await http.delete(
             f"{one}/api/memory/v2/admin/tokens/{alice['id']}",
             headers={"Authorization": f"Bearer {root['token']}"},
         )
         assert revoked.status_code == 204
-        assert (await http.get(one + config, headers=as_alice)).status_code == 401
+        assert await status(one, alice) == 401  # at once where it was revoked
 
         async def refused_by_the_other() -> bool:
-            return (await http.get(other + config, headers=as_alice)).status_code == 401
+            return await status(other, alice) == 401
 
         await until(refused_by_the_other)
+        assert await status(other, bob) == 401  # the announcement dropped all it kept

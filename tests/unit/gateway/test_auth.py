@@ -6,15 +6,17 @@ import asyncio
 import hmac
 import os
 import stat
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import structlog
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
-from redis.exceptions import ResponseError
+from redis.exceptions import NoPermissionError, ResponseError
 
 from memsvc.errors import NotFoundError
 from memsvc.gateway import auth
@@ -222,7 +224,7 @@ async def test_a_record_is_kept_no_longer_than_its_bound_from_its_lookup(
     watching: RedisTokenStore, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr(auth.time, "monotonic", clock)
+    monkeypatch.setattr(auth, "time", SimpleNamespace(monotonic=clock, time=time.time))
     watching._keep_seconds = 10.0
     tokens = Tokens(watching)
     record, token = await tokens.add("alice")
@@ -242,39 +244,110 @@ async def test_a_record_is_kept_no_longer_than_its_bound_from_its_lookup(
     assert await tokens.authenticate(token) is None
 
 
+async def unwatched(store: RedisTokenStore, count: int) -> list[dict[str, Any]]:
+    """The first ``count`` times ``store``'s watch gave its channel up, as logged."""
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(store.watch())
+
+        async def logged() -> bool:
+            return len([log for log in logs if log["event"] == "gateway_tokens_unwatched"]) >= count
+
+        try:
+            await until(logged)
+        finally:
+            await cancel_and_wait(task)
+    return [log for log in logs if log["event"] == "gateway_tokens_unwatched"][:count]
+
+
 async def test_a_channel_that_does_not_answer_a_ping_is_given_up(
     fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def unanswered(self: Any, message: Any = None) -> None:
-        return None  # a dead connection: the ping is never answered
-
-    monkeypatch.setattr(PubSub, "ping", unanswered)
+    pinging(monkeypatch, dropped=10**6)  # a dead connection: no ping is ever answered
     store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
-    with structlog.testing.capture_logs() as logs:
-        task = asyncio.create_task(store.watch())
-        try:
-
-            async def given_up() -> bool:
-                return any(log["event"] == "gateway_tokens_unwatched" for log in logs)
-
-            await until(given_up)
-        finally:
-            await cancel_and_wait(task)
-    failure = next(log for log in logs if log["event"] == "gateway_tokens_unwatched")
-    assert "did not answer a ping" in failure["error"]
+    [failure] = await unwatched(store, 1)
+    assert "answered no ping" in failure["error"]
 
 
-async def test_a_quiet_channel_that_answers_its_pings_stays_watched(fake_redis: Redis) -> None:
+async def test_a_quiet_channel_that_answers_its_pings_stays_watched(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pings = pinging(monkeypatch, dropped=0)
     store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
     with structlog.testing.capture_logs() as logs:
         task = asyncio.create_task(store.watch())
         try:
             await until(subscribed(store))
-            await asyncio.sleep(2.0)  # several pings, each answered
+            await until(lambda: at_least(pings, 3))  # each answered
             assert store.watching
         finally:
             await cancel_and_wait(task)
     assert not [log for log in logs if log["event"] == "gateway_tokens_unwatched"]
+
+
+async def test_one_ping_unanswered_is_not_a_dead_channel(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pings = pinging(monkeypatch, dropped=1)  # as if the loop stalled past its answer
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(store.watch())
+        try:
+            await until(subscribed(store))
+            await until(lambda: at_least(pings, 4))
+            assert store.watching
+        finally:
+            await cancel_and_wait(task)
+    assert not [log for log in logs if log["event"] == "gateway_tokens_unwatched"]
+
+
+def pinging(monkeypatch: pytest.MonkeyPatch, *, dropped: int) -> list[int]:
+    """Count the watch's pings; the first ``dropped`` of them are never sent."""
+    ping = PubSub.ping
+    sent: list[int] = []
+
+    async def counted(self: PubSub, message: Any = None) -> Any:
+        sent.append(1)
+        if len(sent) <= dropped:
+            return None
+        return await ping(self, message)
+
+    monkeypatch.setattr(PubSub, "ping", counted)
+    return sent
+
+
+async def at_least(pings: list[int], count: int) -> bool:
+    return len(pings) >= count
+
+
+async def test_a_failure_after_each_subscription_backs_off_further_each_time(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def refused(self: PubSub, message: Any = None) -> None:
+        raise ResponseError("NOPERM this user has no permissions to run the 'ping' command")
+
+    monkeypatch.setattr(PubSub, "ping", refused)
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=0.2)
+    failures = [log["failures"] for log in await unwatched(store, 3)]
+    assert failures == [1, 2, 3]  # each subscription worked, yet the outage goes on
+
+
+async def test_a_revocation_that_cannot_be_announced_still_revokes(
+    watching: RedisTokenStore, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = Tokens(watching)
+    record, token = await tokens.add("alice")
+    assert await tokens.authenticate(token) is not None
+
+    async def refused(channel: str, message: str) -> int:
+        raise NoPermissionError("this user has no permissions to access one of the channels")
+
+    monkeypatch.setattr(fake_redis, "publish", refused)
+    with structlog.testing.capture_logs() as logs:
+        await tokens.revoke(record.id)
+    assert await tokens.authenticate(token) is None
+    assert not await fake_redis.hexists(Keys("gw").tokens, record.id)  # type: ignore[misc]
+    assert [log["token_id"] for log in logs] == [record.id]
+    assert logs[0]["event"] == "gateway_token_revocation_unannounced"
 
 
 async def test_a_subscription_refused_is_retried_not_given_up(
