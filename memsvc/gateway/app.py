@@ -452,7 +452,10 @@ async def readyz(request: Request) -> JSONResponse:
 )
 async def prometheus(request: Request) -> Response:
     """Prometheus metrics of this gateway (and of its in-process worker, without Redis)."""
-    body = await metrics.render(_gateway(request).mem.bus)
+    gateway = _gateway(request)
+    if gateway.tokens.watching is not None:
+        metrics.TOKEN_WATCH.set(int(gateway.tokens.watching))
+    body = await metrics.render(gateway.mem.bus)
     return Response(body, media_type=metrics.CONTENT_TYPE)
 
 

@@ -116,6 +116,12 @@ class Tokens:
     async def list(self) -> list[TokenRecord]:
         return sorted(await self._store.records(), key=lambda r: r.created_at)
 
+    @property
+    def watching(self) -> bool | None:
+        """Whether records read are kept, subscribed to revocations; ``None`` for a store
+        that keeps none (the token file is read afresh once it changes)."""
+        return self._store.watching if isinstance(self._store, RedisTokenStore) else None
+
     async def revoke(self, record_id: str) -> None:
         """Raises :class:`NotFoundError` for an id that names no token."""
         if not await self._store.delete(record_id):

@@ -15,6 +15,7 @@ thread by ``prometheus_client``'s own server).
 | ``memsvc_hindsight_errors_total`` | counter | ``method``, ``kind`` (unavailable, rejected) |
 | ``memsvc_queue_depth`` | gauge | ``queue`` (events, jobs) |
 | ``memsvc_dead_letters`` | gauge | ``kind`` (events, jobs) |
+| ``memsvc_gateway_token_watch`` | gauge | -: 1 while a gateway on Redis hears revocations |
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ HINDSIGHT_ERRORS = Counter(
 )
 QUEUE_DEPTH = Gauge("memsvc_queue_depth", "Work waiting: events not done, jobs queued", ["queue"])
 DEAD_LETTERS = Gauge("memsvc_dead_letters", "Events and jobs given up on", ["kind"])
+TOKEN_WATCH = Gauge(
+    "memsvc_gateway_token_watch",
+    "1 while the gateway is subscribed to token revocations (and keeps the records it reads)",
+)
 
 
 class PrometheusTelemetry(telemetry.Telemetry):

@@ -137,6 +137,13 @@ async def test_a_token_revoked_through_one_gateway_is_refused_by_another_that_ke
             return (await http.get(base_url + config, headers=headers)).status_code
 
         await until(both_subscribed)
+
+        async def watching(base_url: str) -> bool:
+            page = (await http.get(base_url + "/metrics")).text
+            return "\nmemsvc_gateway_token_watch 1.0\n" in page
+
+        await until(lambda: watching(one))
+        await until(lambda: watching(other))
         for base_url in (one, other):  # each gateway now keeps alice's and bob's records
             assert await status(base_url, alice) == 200 and await status(base_url, bob) == 200
         await workers.redis.hdel(keys.tokens, bob["id"])  # type: ignore[misc]  # unannounced

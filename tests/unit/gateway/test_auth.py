@@ -372,3 +372,18 @@ async def test_a_subscription_refused_is_retried_not_given_up(
     assert [log["error"] for log in logs if log["event"] == "gateway_tokens_unwatched"] == [
         "NOPERM this user has no permissions to access a channel"
     ]
+
+
+async def test_tokens_say_whether_their_records_are_kept(
+    layout: DataLayout, fake_redis: Redis
+) -> None:
+    assert Tokens(FileTokenStore(layout)).watching is None  # read afresh once changed
+    store = RedisTokenStore(fake_redis, Keys("gw"), keep_seconds=3600)
+    assert Tokens(store).watching is False
+    task = asyncio.create_task(store.watch())
+    try:
+        await until(subscribed(store))
+        assert Tokens(store).watching is True
+    finally:
+        await cancel_and_wait(task)
+    assert Tokens(store).watching is False
