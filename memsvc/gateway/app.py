@@ -498,16 +498,16 @@ def create_app(
             mem = client
             if mem is None:
                 mem = await stack.enter_async_context(MemoryClient(settings=settings))
+            store: FileTokenStore | RedisTokenStore
             if settings.redis_url:
                 redis = connect(settings.redis_url, settings)
                 stack.push_async_callback(redis.aclose)
-                shared = RedisTokenStore(
+                store = RedisTokenStore(
                     redis,
                     Keys(settings.key_prefix),
                     keep_seconds=settings.gateway_token_cache_seconds,
                 )
-                stack.push_async_callback(cancel_and_wait, asyncio.create_task(shared.watch()))
-                store: FileTokenStore | RedisTokenStore = shared
+                stack.push_async_callback(cancel_and_wait, asyncio.create_task(store.watch()))
             else:
                 store = FileTokenStore(DataLayout.at(settings.data_dir))
             app.state.gateway = Gateway(

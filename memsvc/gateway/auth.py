@@ -178,10 +178,11 @@ class RedisTokenStore:
         await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
 
     async def find(self, token_id: str) -> TokenRecord | None:
+        asked = time.monotonic()
         kept = self._kept.get(token_id)
-        if kept is not None and kept[0] > time.monotonic():
+        if kept is not None and kept[0] > asked:
             return kept[1]
-        generation, asked = self._generation, time.monotonic()
+        generation = self._generation
         (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
         record = None if raw is None else _decode(raw)
         if record is not None and self._watching and generation == self._generation:
