@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,31 +127,49 @@ class EventBus:
                 )
         return deliveries
 
-    async def claim_stale(self, consumer: str, min_idle_ms: int, count: int) -> list[Delivery]:
-        """Take over events another consumer has held for longer than ``min_idle_ms``."""
-        _, rows, _ = await self._redis.xautoclaim(
+    async def claim_stale(
+        self,
+        consumer: str,
+        min_idle_ms: int,
+        count: int,
+        *,
+        running: Collection[str] = (),
+    ) -> list[Delivery]:
+        """Take over events held for longer than ``min_idle_ms`` by another consumer, or by
+        ``consumer`` itself but not in ``running`` (left from a run of a worker of that name).
+
+        An event ``consumer`` is still running is never claimed back: a claim resets its idle
+        time, which would keep the worker that should take over a stalled run from doing so,
+        and counts as one more delivery towards ``max_deliveries``.
+        """
+        idle = await self._redis.xpending_range(
             self._keys.events,
             self._keys.workers_group,
-            consumer,
-            min_idle_ms,
-            start_id="0-0",
-            count=count,
+            "-",
+            "+",
+            count,
+            idle=min_idle_ms,
         )
-        if not rows:
+        times = {
+            _text(row["message_id"]): int(row["times_delivered"]) + 1  # the claim delivers it
+            for row in idle
+            if _text(row["consumer"]) != consumer or _text(row["message_id"]) not in running
+        }
+        if not times:
             return []
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for stream_id, _ in rows:
-                pipe.xpending_range(
-                    self._keys.events, self._keys.workers_group, stream_id, stream_id, 1
-                )
-            pending = await pipe.execute()
-        claimed = []
-        for (stream_id, fields), info in zip(rows, pending, strict=True):
-            times = int(info[0]["times_delivered"]) if info else 1
-            claimed.append(
-                Delivery(_text(stream_id), (fields or {}).get(EVENT_FIELD.encode(), b""), times)
+        # the idle time is checked again by the claim: a run refreshed meanwhile stays its own
+        rows = await self._redis.xclaim(
+            self._keys.events, self._keys.workers_group, consumer, min_idle_ms, list(times)
+        )
+        return [
+            Delivery(
+                _text(stream_id),
+                (fields or {}).get(EVENT_FIELD.encode(), b""),
+                times[_text(stream_id)],
             )
-        return claimed
+            for stream_id, fields in rows
+            if stream_id is not None and _text(stream_id) in times
+        ]
 
     async def refresh(self, consumer: str, stream_ids: list[str]) -> set[str]:
         """Keep ``consumer``'s events from going idle; returns the ones it still owns."""

@@ -186,7 +186,10 @@ class Consumer:
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
-                for delivery in await self._bus.claim_stale(self.name, self._claim_idle_ms, 50):
+                stale = await self._bus.claim_stale(
+                    self.name, self._claim_idle_ms, 50, running=set(self._inflight)
+                )
+                for delivery in stale:
                     log.warning(
                         "event_claimed",
                         stream_id=delivery.stream_id,

@@ -8,10 +8,13 @@ import json
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
 from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
+from memsvc.keys import Keys
+from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
 from memsvc.service.handlers import EventHandlers, Handled
 from memsvc.service.runtime import Runtime
@@ -598,6 +601,27 @@ async def test_a_stalled_worker_that_finishes_first_leaves_the_event_to_its_new_
     assert len(runs) == 2
     assert [(e.outcome, e.detail["worker"]) for e in entries] == [("ok", "w2")]
     assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_a_worker_never_claims_back_an_event_it_is_still_running(
+    service: Service, fake_redis: Redis
+) -> None:
+    """An idle event a worker is running is left for another worker to take over (a claim
+    would reset its idle time and count one more delivery); one pending under the worker's
+    name that it is not running (left from an earlier process of that name) is taken."""
+    bus = EventBus(fake_redis, Keys("solo"), service.runtime.log)  # no worker reads it
+    await bus.ensure_group()
+    await bus.publish_raw(b"{}")
+    (delivery,) = await bus.read("w9", 1, block_ms=100)
+    await asyncio.sleep(0.05)
+
+    assert await bus.claim_stale("w9", 10, 50, running={delivery.stream_id}) == []
+    (left,) = await bus.claim_stale("w9", 10, 50)
+    assert (left.stream_id, left.raw, left.deliveries) == (delivery.stream_id, b"{}", 2)
+    await asyncio.sleep(0.05)
+    (taken,) = await bus.claim_stale("w8", 10, 50, running={delivery.stream_id})
+    assert (taken.stream_id, taken.deliveries) == (delivery.stream_id, 3)
+    assert await bus.claim_stale("w9", 10_000, 50) == []  # not idle that long
 
 
 async def _busy_for(
