@@ -161,15 +161,14 @@ class EventBus:
         rows = await self._redis.xclaim(
             self._keys.events, self._keys.workers_group, consumer, min_idle_ms, list(times)
         )
-        return [
-            Delivery(
-                _text(stream_id),
-                (fields or {}).get(EVENT_FIELD.encode(), b""),
-                times[_text(stream_id)],
-            )
-            for stream_id, fields in rows
-            if stream_id is not None and _text(stream_id) in times
-        ]
+        claimed = []
+        for stream_id, fields in rows:
+            if stream_id is None:  # trimmed from the stream meanwhile
+                continue
+            claimed_id = _text(stream_id)
+            raw = (fields or {}).get(EVENT_FIELD.encode(), b"")
+            claimed.append(Delivery(claimed_id, raw, times[claimed_id]))
+        return claimed
 
     async def refresh(self, consumer: str, stream_ids: list[str]) -> set[str]:
         """Keep ``consumer``'s events from going idle; returns the ones it still owns."""

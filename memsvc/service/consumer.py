@@ -187,7 +187,7 @@ class Consumer:
             await asyncio.sleep(self._heartbeat)
             try:
                 stale = await self._bus.claim_stale(
-                    self.name, self._claim_idle_ms, 50, running=set(self._inflight)
+                    self.name, self._claim_idle_ms, 50, running=self._inflight.keys()
                 )
                 for delivery in stale:
                     log.warning(
