@@ -100,6 +100,9 @@ class ServiceSettings(BaseSettings):
 
     # workers
     worker_concurrency: PositiveInt = 128  # events in flight per worker process
+    # a worker runs the file work of an event that runs alone on its event loop while the
+    # disk is quick (memsvc/store/filejobs.py); false: always in threads
+    worker_inline_file_jobs: bool = True
     manager_cache_size: PositiveInt = 1024  # (user, agent) managers a worker keeps built
     claim_idle_seconds: PositiveFloat = 15.0  # a dead worker's events move on after this
     max_deliveries: PositiveInt = 5  # then an event that keeps failing is parked

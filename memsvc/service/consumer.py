@@ -43,6 +43,7 @@ from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
 from memsvc.service.runtime import Runtime
+from memsvc.store.filejobs import event_started
 from memsvc.store.locks import LocalQueues
 from memsvc.store.receipts import Receipt
 
@@ -149,7 +150,9 @@ class Consumer:
     def _start(self, delivery: Delivery) -> None:
         if delivery.stream_id in self._inflight:
             return  # claimed back while our own run of it is still going
-        task = asyncio.create_task(self._guarded(delivery))
+        context, ended = event_started()  # its file jobs know it runs from now
+        task = asyncio.create_task(self._guarded(delivery), context=context)
+        task.add_done_callback(lambda _: ended())
         self._inflight[delivery.stream_id] = task
         self._held_since[delivery.stream_id] = time.monotonic()
 

@@ -34,6 +34,7 @@ from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect, conne
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
+from memsvc.store.filejobs import FILE_JOBS
 
 SETTINGS = ServiceSettings()
 POLICY = RetryPolicy.of(SETTINGS)
@@ -57,6 +58,7 @@ async def startup(ctx: dict[str, Any]) -> None:
             expires_seconds=SETTINGS.job_max_age_seconds * 2,
         ),
     )
+    FILE_JOBS.allow_inline(SETTINGS.worker_inline_file_jobs)
     await runtime.warm_up()  # before the first event: its prefetch must not pay for it
     if ctx.get("metrics") is not None:
         from memsvc.gateway.metrics import serve_for_worker

@@ -15,7 +15,6 @@ folders 0700 whatever the umask (they hold what an agent knows about a person).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import hashlib
@@ -28,6 +27,7 @@ from typing import NoReturn
 
 from memsvc.errors import PathEscapeError, UnsafeFileError
 from memsvc.paths import Anchored
+from memsvc.store.filejobs import file_job
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -150,17 +150,17 @@ async def read_bytes(path: Anchored) -> bytes | None:
 
 
 async def read_file(path: Anchored) -> FileState:
-    """Bytes and fingerprint from one open descriptor, in one thread hand-off."""
-    return await asyncio.to_thread(read_file_now, path)
+    """Bytes and fingerprint from one open descriptor, in one file job."""
+    return await file_job(lambda: read_file_now(path))
 
 
 async def read_files(paths: Sequence[Anchored]) -> list[FileState]:
-    """Several files (a user's two), in one thread hand-off."""
-    return await asyncio.to_thread(lambda: [read_file_now(path) for path in paths])
+    """Several files (a user's two), in one file job."""
+    return await file_job(lambda: [read_file_now(path) for path in paths])
 
 
 def read_file_now(path: Anchored) -> FileState:
-    """:func:`read_file` in the calling thread (for work that runs in a thread already)."""
+    """:func:`read_file` in the calling thread (for work that runs in a file job already)."""
     with folder_of(path, create=False) as folder:
         return read_in(folder, path)
 
@@ -236,7 +236,8 @@ async def write_atomic(
     ``before_commit`` gets that fingerprint before the rename and may veto it by
     raising (the fenced commit of :mod:`memsvc.store.journal`).
     """
-    return await install(await asyncio.to_thread(stage, path, data), before_commit=before_commit)
+    staged = await file_job(lambda: stage(path, data))
+    return await install(staged, before_commit=before_commit)
 
 
 def write_atomic_now(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> str:
@@ -257,7 +258,7 @@ async def install(
     try:
         if before_commit is not None:
             await before_commit(staged.fingerprint)
-        await asyncio.to_thread(_rename, staged)
+        await file_job(lambda: _rename(staged))
     except BaseException:
         _unlink(staged.folder, staged.tmp)
         raise

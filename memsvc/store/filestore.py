@@ -37,6 +37,7 @@ from memsvc.store.atomicfile import (
 )
 from memsvc.store.batches import Queued, WriteBatches
 from memsvc.store.edits import Applied, EditRejected, Op, apply
+from memsvc.store.filejobs import file_job
 from memsvc.store.journal import FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
@@ -329,8 +330,8 @@ class BuiltinStore:
         batch: list[Queued[_Write, Applied]],
         receipts: dict[str, bytes | None],
     ) -> list[tuple[Queued[_Write, Applied], Applied | Exception]]:
-        """Plan the batch and stage its file in one thread hand-off, then commit and rename."""
-        plan = await asyncio.to_thread(self._plan, target, head, batch, receipts)
+        """Plan the batch and stage its file in one file job, then commit and rename."""
+        plan = await file_job(lambda: self._plan(target, head, batch, receipts))
         if plan.staged is not None:
             await self._replace(target, lease, plan, landed=lambda: _settle(plan.outcomes))
         return plan.outcomes
@@ -342,7 +343,7 @@ class BuiltinStore:
         batch: list[Queued[_Write, Applied]],
         receipts: dict[str, bytes | None],
     ) -> _Plan:
-        """Read the file, apply each write in its turn, stage the result (in a thread).
+        """Read the file, apply each write in its turn, stage the result (a file job).
 
         The file is read and its replacement staged through one walk to its folder: under
         many writers, the syscalls of each walk (nine for an agent's file) hand the GIL

@@ -35,6 +35,7 @@ from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
 from memsvc.redisbatch import CommandBatcher
 from memsvc.store.atomicfile import open_lock_file
+from memsvc.store.filejobs import file_job
 
 log = structlog.get_logger(__name__)
 
@@ -280,7 +281,7 @@ class FileLocks:
         lock_file = self._layout.anchored(path).sibling(path.name + ".lock")
         deadline = time.monotonic() + self._wait
         async with self._local.turn(lock_file.relative, self._wait):
-            fd = await asyncio.to_thread(open_lock_file, lock_file)
+            fd = await file_job(lambda: open_lock_file(lock_file))
             try:
                 while not self._try_lock(fd):
                     if time.monotonic() >= deadline:

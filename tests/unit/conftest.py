@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ from memsvc.redisconn import cancel_and_wait
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
+from memsvc.store import filejobs
+from memsvc.store.filejobs import FileJobs
 
 
 @dataclass
@@ -119,3 +122,12 @@ async def service(
     await client.aclose()
     await jobs.drain()
     await runtime.aclose()
+
+
+@pytest.fixture(params=["inline", "threads"])
+def file_jobs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> FileJobs:
+    """The store's file jobs pinned to the event loop or to threads for the whole test, so
+    that both ways a write can run are exercised whatever the machine's disk does."""
+    jobs = FileJobs(inline=request.param == "inline", limit=math.inf)
+    monkeypatch.setattr(filejobs, "FILE_JOBS", jobs)
+    return jobs

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import Any
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
+import structlog
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
@@ -18,10 +21,14 @@ from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
 from memsvc.service.handlers import EventHandlers, Handled
 from memsvc.service.runtime import Runtime
+from memsvc.store import filejobs
 from memsvc.store.edits import Op
+from memsvc.store.filejobs import FileJobs
 from memsvc.store.filestore import BuiltinStore
 from tests.conftest import until
 from tests.unit.conftest import Service
+
+T = TypeVar("T")
 
 ADD = {"action": "add", "target": "user", "content": "Name: Ada"}
 
@@ -697,3 +704,34 @@ async def test_a_write_busy_on_every_delivery_is_parked_and_says_so(
 
     await until(applied)
     await _file_holds(service, b"Name: Ada")
+
+
+async def test_a_write_runs_its_file_work_inline_only_while_its_event_runs_alone(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[str, bool]] = []  # (the event's thread, inline) of every file job
+
+    class Watched(FileJobs):
+        async def run(self, job: Callable[[], T]) -> T:
+            ran.append((structlog.contextvars.get_contextvars()["thread_id"], self.inline))
+            return await super().run(job)
+
+    monkeypatch.setattr(filejobs, "FILE_JOBS", Watched(inline=True, limit=math.inf))
+    hold, held_waits = asyncio.Event(), asyncio.Event()
+    original = EventHandlers.handle
+
+    async def holding(self: EventHandlers, event: Any) -> Handled:
+        if event.thread_id == "held":
+            held_waits.set()
+            await hold.wait()
+        return await original(self, event)
+
+    monkeypatch.setattr(EventHandlers, "handle", holding)
+    alone = await service.client.call_tool("u1", "a1", "alone", "memory", ADD)
+    held = asyncio.create_task(service.client.call_tool("u1", "a2", "held", "memory", ADD))
+    await held_waits.wait()
+    beside = await service.client.call_tool("u1", "a3", "beside", "memory", ADD)
+    hold.set()
+    assert all(r["success"] for r in (alone, beside, await held))
+    modes = {thread: {inline for t, inline in ran if t == thread} for thread, _ in ran}
+    assert modes["alone"] == {True} and modes["beside"] == {False}

@@ -28,6 +28,8 @@ from memsvc.store.locks import RedisLocks
 from memsvc.store.memfile import parse
 from tests.conftest import until
 
+pytestmark = pytest.mark.usefixtures("file_jobs")
+
 KEYS = Keys("fence")
 # the steps of a write, in order; A commits its write from "committed" on
 STEPS = ["locked", "read", "temp_written", "committed", "renamed", "confirmed"]

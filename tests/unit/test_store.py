@@ -21,6 +21,8 @@ from memsvc.store.journal import FileJournal
 from memsvc.store.locks import FileLocks, RedisLocks
 from memsvc.store.memfile import parse
 
+pytestmark = pytest.mark.usefixtures("file_jobs")
+
 
 async def test_writes_the_hermes_byte_format(file_store: BuiltinStore) -> None:
     await file_store.write("user", [Op("add", "Name: 张三"), Op("add", "Likes\nshort answers")])

@@ -1,0 +1,119 @@
+"""Where the store's blocking file work runs: in a thread, or in a worker on its event
+loop for an event that runs alone while the disk is quick.
+
+A file job (a read; a staged write with its fsync; a rename with the folder's fsync)
+takes a few tenths of a millisecond on a local disk. Handed to a thread, it costs the
+hand-off on top: on a small VM a no-op hand-off takes about 50 µs of CPU, and a write
+makes two. In a worker process (:meth:`FileJobs.allow_inline`, turned off with
+``MEMSVC_WORKER_INLINE_FILE_JOBS=false``) a job runs inline when the event it serves
+is the only one the worker runs, or when none runs, so that it holds no other event:
+a memory add through an idle worker then takes a few percent less time
+(``bench.hermes_add``). Beside another event, or in any other process (a gateway or a
+command line with their embedded worker, an application's own loop), jobs go to
+threads, so that one write's fsyncs hold nothing else and several files' overlap.
+
+The consumer marks each event it runs (:meth:`FileJobs.event_started`); a task an
+event starts (a write batch, a repair) is that event's, and work outside any event
+(a background job) is no event's. When the running mean of inline jobs (about the
+last ten) passes :data:`INLINE_LIMIT_SECONDS` (a network or saturated disk, huge
+hand-edited files), jobs go to threads for :data:`THREADS_SECONDS`; the mean is
+kept, so a disk that stays slow costs the loop one job per period. One slow job
+among quick ones trips it only near ten times the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import math
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+INLINE_LIMIT_SECONDS = 0.002
+THREADS_SECONDS = 30.0
+_WEIGHT = 0.1  # of the newest job in the running mean
+
+# the event the current task serves (tasks it starts inherit it, and may outlive it)
+_EVENT: contextvars.ContextVar[object | None] = contextvars.ContextVar("file_jobs_event")
+
+
+class FileJobs:
+    """Runs file jobs in threads, or inline where :meth:`inline` allows."""
+
+    def __init__(
+        self,
+        *,
+        inline: bool = False,
+        limit: float = INLINE_LIMIT_SECONDS,
+        threads_for: float = THREADS_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._allowed = inline
+        self._limit = limit
+        self._threads_for = threads_for
+        self._clock = clock
+        self._threads_until = -math.inf
+        self._mean = 0.0  # of the inline jobs
+        self._events: set[object] = set()  # the events this process runs now
+
+    def allow_inline(self, allowed: bool = True) -> None:
+        """Let jobs run inline (a worker process), or never (``allowed=False``)."""
+        self._allowed = allowed
+
+    @property
+    def inline(self) -> bool:
+        """Whether a job started now, by this task, runs on the event loop."""
+        events = self._events
+        alone = not events or (len(events) == 1 and _EVENT.get(None) in events)
+        return self._allowed and alone and self._clock() >= self._threads_until
+
+    def event_started(self) -> tuple[contextvars.Context, Callable[[], None]]:
+        """A context to run an event this process starts now in, and the call that ends it.
+
+        The event counts from now, not from its task's first step: an event already
+        running never takes the loop while this one waits to start. Tasks started in
+        the context (a write batch, a repair) are this event's too.
+        """
+        event = object()
+        self._events.add(event)
+        context = contextvars.copy_context()
+        context.run(_EVENT.set, event)
+        return context, lambda: self._events.discard(event)
+
+    def use_threads(self) -> None:
+        """Send jobs to threads for the next period, as slow jobs do."""
+        self._threads_until = self._clock() + self._threads_for
+
+    async def run(self, job: Callable[[], T]) -> T:
+        """``job()``'s result, run inline or in a thread (see :meth:`inline`)."""
+        if not self.inline:
+            return await asyncio.to_thread(job)
+        started = self._clock()
+        try:
+            return job()
+        finally:
+            self._mean += _WEIGHT * (self._clock() - started - self._mean)
+            if self._mean > self._limit:
+                mean = round(self._mean, 4)
+                log.info("file_jobs_in_threads", mean=mean, seconds=self._threads_for)
+                self.use_threads()
+
+
+FILE_JOBS = FileJobs()  # one per process: the loop every event shares, the disk it writes to
+
+
+async def file_job(job: Callable[[], T]) -> T:
+    """``job()`` run by the process's :data:`FILE_JOBS`."""
+    return await FILE_JOBS.run(job)
+
+
+def event_started() -> tuple[contextvars.Context, Callable[[], None]]:
+    """:meth:`FileJobs.event_started` of the process's :data:`FILE_JOBS`."""
+    return FILE_JOBS.event_started()
