@@ -234,9 +234,10 @@ async def write_atomic(
     """Replace ``path`` with ``data``; returns the new file's fingerprint.
 
     ``before_commit`` gets that fingerprint before the rename and may veto it by
-    raising (the fenced commit of :mod:`memsvc.store.journal`).
+    raising (the fenced commit of :mod:`memsvc.store.journal`). A write cancelled
+    during its rename may still have landed: a cancelled caller reads the file again.
     """
-    staged = await file_job(lambda: stage(path, data))
+    staged = await file_job(lambda: stage(path, data), discard=discard_staged)
     return await install(staged, before_commit=before_commit)
 
 
@@ -260,11 +261,18 @@ async def install(
             await before_commit(staged.fingerprint)
         await file_job(lambda: _rename(staged))
     except BaseException:
-        _unlink(staged.folder, staged.tmp)
+        discard_staged(staged)
         raise
+    os.close(staged.folder)
+    return staged.fingerprint
+
+
+def discard_staged(staged: Staged) -> None:
+    """A staged file that will not be renamed: its temp file and folder descriptor go."""
+    try:
+        _unlink(staged.folder, staged.tmp)
     finally:
         os.close(staged.folder)
-    return staged.fingerprint
 
 
 def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Staged:

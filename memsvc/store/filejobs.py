@@ -24,6 +24,7 @@ among quick ones trips it only near ten times the limit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import math
 import time
@@ -91,10 +92,16 @@ class FileJobs:
         """Send jobs to threads for the next period, as slow jobs do."""
         self._threads_until = self._clock() + self._threads_for
 
-    async def run(self, job: Callable[[], T]) -> T:
-        """``job()``'s result, run inline or in a thread (see :meth:`inline`)."""
+    async def run(self, job: Callable[[], T], *, discard: Callable[[T], object] | None = None) -> T:
+        """``job()``'s result, run inline or in a thread (see :meth:`inline`).
+
+        A job runs to its end either way. A caller cancelled while its job runs in a
+        thread waits for the job before the cancellation reaches it, and what the job
+        made goes to ``discard`` (a temp file, a descriptor): nothing the caller would
+        clean up is still in use, and nothing is left behind.
+        """
         if not self.inline:
-            return await asyncio.to_thread(job)
+            return await _in_thread(job, discard)
         started = self._clock()
         try:
             return job()
@@ -106,12 +113,31 @@ class FileJobs:
                 self.use_threads()
 
 
+async def _in_thread(job: Callable[[], T], discard: Callable[[T], object] | None) -> T:
+    # a plain future, not a task: a loop shutting down cancels every task, and would
+    # let the caller go on while the thread still works
+    loop = asyncio.get_running_loop()
+    running = loop.run_in_executor(None, contextvars.copy_context().run, job)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        while not running.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((running,))
+        if discard is not None and not running.cancelled() and running.exception() is None:
+            try:
+                discard(running.result())
+            except Exception as exc:  # the cancellation goes on all the same
+                log.warning("file_job_discard_failed", error=repr(exc))
+        raise
+
+
 FILE_JOBS = FileJobs()  # one per process: the loop every event shares, the disk it writes to
 
 
-async def file_job(job: Callable[[], T]) -> T:
-    """``job()`` run by the process's :data:`FILE_JOBS`."""
-    return await FILE_JOBS.run(job)
+async def file_job(job: Callable[[], T], *, discard: Callable[[T], object] | None = None) -> T:
+    """``job()`` run by the process's :data:`FILE_JOBS` (see :meth:`FileJobs.run`)."""
+    return await FILE_JOBS.run(job, discard=discard)
 
 
 def event_started() -> tuple[contextvars.Context, Callable[[], None]]:

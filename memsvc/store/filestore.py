@@ -28,6 +28,7 @@ from memsvc.paths import TARGETS, DataLayout, Target
 from memsvc.store.atomicfile import (
     FileState,
     Staged,
+    discard_staged,
     folder_of,
     install,
     read_files,
@@ -150,6 +151,11 @@ class CurrentFile:
         if self.head is not None and self.lagging:
             return self.head.data
         return self.state.data or b""
+
+
+def _discard_plan(plan: _Plan) -> None:
+    if plan.staged is not None:
+        discard_staged(plan.staged)
 
 
 def _settle(outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]]) -> None:
@@ -331,7 +337,9 @@ class BuiltinStore:
         receipts: dict[str, bytes | None],
     ) -> list[tuple[Queued[_Write, Applied], Applied | Exception]]:
         """Plan the batch and stage its file in one file job, then commit and rename."""
-        plan = await file_job(lambda: self._plan(target, head, batch, receipts))
+        plan = await file_job(
+            lambda: self._plan(target, head, batch, receipts), discard=_discard_plan
+        )
         if plan.staged is not None:
             await self._replace(target, lease, plan, landed=lambda: _settle(plan.outcomes))
         return plan.outcomes

@@ -281,7 +281,7 @@ class FileLocks:
         lock_file = self._layout.anchored(path).sibling(path.name + ".lock")
         deadline = time.monotonic() + self._wait
         async with self._local.turn(lock_file.relative, self._wait):
-            fd = await file_job(lambda: open_lock_file(lock_file))
+            fd = await file_job(lambda: open_lock_file(lock_file), discard=os.close)
             try:
                 while not self._try_lock(fd):
                     if time.monotonic() >= deadline:

@@ -712,9 +712,11 @@ async def test_a_write_runs_its_file_work_inline_only_while_its_event_runs_alone
     ran: list[tuple[str, bool]] = []  # (the event's thread, inline) of every file job
 
     class Watched(FileJobs):
-        async def run(self, job: Callable[[], T]) -> T:
+        async def run(
+            self, job: Callable[[], T], *, discard: Callable[[T], object] | None = None
+        ) -> T:
             ran.append((structlog.contextvars.get_contextvars()["thread_id"], self.inline))
-            return await super().run(job)
+            return await super().run(job, discard=discard)
 
     monkeypatch.setattr(filejobs, "FILE_JOBS", Watched(inline=True, limit=math.inf))
     hold, held_waits = asyncio.Event(), asyncio.Event()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -11,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from memsvc.paths import DataLayout
-from memsvc.store import atomicfile, filejobs
+from memsvc.store import atomicfile, filejobs, locks
 from memsvc.store.edits import Op
 from memsvc.store.filejobs import FileJobs
 from memsvc.store.filestore import BuiltinStore
@@ -194,3 +195,112 @@ async def test_a_write_stuck_on_a_slow_disk_in_a_thread_holds_no_other_user(
     disk.set()
     await stuck
     assert await alice.read("user") == ["alice's fact"]
+
+
+async def test_a_caller_cancelled_meanwhile_waits_for_its_job_and_discards_what_it_made() -> None:
+    jobs = FileJobs()
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+    discarded: list[str] = []
+
+    def job() -> str:
+        started.set()
+        release.wait(10)
+        finished.set()
+        return "a descriptor"
+
+    call = asyncio.ensure_future(jobs.run(job, discard=discarded.append))
+    assert await asyncio.to_thread(started.wait, 10)
+    call.cancel()
+    await asyncio.sleep(0.05)
+    assert not call.done()  # the job still runs: nothing it uses may be closed yet
+    call.cancel()  # a second cancellation changes nothing
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert finished.is_set() and discarded == ["a descriptor"]
+
+
+@pytest.mark.parametrize("step", ["stage", "rename"])
+async def test_a_write_cancelled_in_a_thread_leaves_no_temp_file_and_no_descriptor(
+    step: str, layout: DataLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filejobs, "FILE_JOBS", FileJobs())
+    path = layout.user_config("u1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"old")
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    held = atomicfile._write_all if step == "stage" else atomicfile._rename
+
+    def slow(*args: Any) -> None:
+        entered.set()
+        release.wait(10)
+        held(*args)
+        finished.set()
+
+    monkeypatch.setattr(atomicfile, "_write_all" if step == "stage" else "_rename", slow)
+    descriptors = len(os.listdir("/proc/self/fd"))
+    write = asyncio.ensure_future(atomicfile.write_atomic(layout.anchored(path), b"new"))
+    assert await asyncio.to_thread(entered.wait, 10)
+    write.cancel()
+    await asyncio.sleep(0.05)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    assert await asyncio.to_thread(finished.wait, 10)  # whatever the thread still did
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+    assert path.read_bytes() == (b"old" if step == "stage" else b"new")  # the rename ran
+
+
+async def test_a_lock_wait_cancelled_in_a_thread_leaves_no_descriptor(
+    layout: DataLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filejobs, "FILE_JOBS", FileJobs())
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    open_lock_file = locks.open_lock_file
+
+    def slow(path: Any) -> int:
+        entered.set()
+        release.wait(10)
+        fd = open_lock_file(path)
+        finished.set()
+        return fd
+
+    monkeypatch.setattr(locks, "open_lock_file", slow)
+    descriptors = len(os.listdir("/proc/self/fd"))
+
+    async def hold() -> None:
+        async with FileLocks(layout).hold("user", "u1", "a1"):
+            raise AssertionError("a cancelled wait never holds the lock")
+
+    waiting = asyncio.ensure_future(hold())
+    assert await asyncio.to_thread(entered.wait, 10)
+    waiting.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert await asyncio.to_thread(finished.wait, 10)
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+
+
+async def test_a_job_in_a_thread_is_waited_for_even_when_every_task_is_cancelled() -> None:
+    jobs = FileJobs()  # a loop shutting down cancels every task it has
+    started, release = threading.Event(), threading.Event()
+    discarded: list[str] = []
+
+    def job() -> str:
+        started.set()
+        release.wait(10)
+        return "a descriptor"
+
+    call = asyncio.ensure_future(jobs.run(job, discard=discarded.append))
+    assert await asyncio.to_thread(started.wait, 10)
+    for task in asyncio.all_tasks():
+        if task is not asyncio.current_task():
+            task.cancel()
+    await asyncio.sleep(0.05)
+    assert not call.done()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert discarded == ["a descriptor"]
