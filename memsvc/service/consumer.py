@@ -152,11 +152,11 @@ class Consumer:
             return  # claimed back while our own run of it is still going
         context, ended = event_started()  # its file jobs know it runs from now
         task = asyncio.create_task(self._guarded(delivery), context=context)
-        task.add_done_callback(lambda _: ended())
         self._inflight[delivery.stream_id] = task
         self._held_since[delivery.stream_id] = time.monotonic()
 
         def done(_: asyncio.Task[None], stream_id: str = delivery.stream_id) -> None:
+            ended()
             if self._inflight.get(stream_id) is task:
                 del self._inflight[stream_id]
                 self._held_since.pop(stream_id, None)
