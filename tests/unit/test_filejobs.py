@@ -33,6 +33,39 @@ def where() -> int:
     return threading.get_ident()
 
 
+class HeldDisk:
+    """Blocking calls held in their thread until the test lets them go, as by a stalled disk.
+
+    A call never let go raises rather than goes on: held on the event loop, it would
+    hold the test too, and a test that lost track of it fails instead of passing late.
+    """
+
+    def __init__(self) -> None:
+        self.entered, self.finished = threading.Event(), threading.Event()
+        self._released = threading.Event()
+
+    def holding(self, call: Callable[..., T]) -> Callable[..., T]:
+        def held(*args: Any) -> T:
+            self.entered.set()
+            if not self._released.wait(30):
+                raise OSError("the disk was never let go")
+            try:
+                return call(*args)
+            finally:
+                self.finished.set()
+
+        return held
+
+    async def reached(self) -> None:
+        assert await asyncio.to_thread(self.entered.wait, 30)
+
+    def release(self) -> None:
+        self._released.set()
+
+    async def done(self) -> None:
+        assert await asyncio.to_thread(self.finished.wait, 30)
+
+
 async def test_a_quick_job_runs_on_the_event_loop_and_returns_its_result() -> None:
     assert await FileJobs(inline=True).run(where) == threading.get_ident()
 
@@ -153,17 +186,17 @@ async def test_errors_of_a_job_in_a_thread_reach_the_caller() -> None:
 
 
 async def test_a_job_in_a_thread_leaves_the_loop_free_for_other_events() -> None:
-    jobs = FileJobs()
+    jobs, disk = FileJobs(), HeldDisk()
     jobs.use_threads()
-    release = threading.Event()
-    job = asyncio.ensure_future(jobs.run(lambda: release.wait(10)))
+    job = asyncio.ensure_future(jobs.run(disk.holding(lambda: "written")))
+    await disk.reached()
     ticks = 0
     while ticks < 5:  # the loop goes on while the job waits on its "disk"
         await asyncio.sleep(0.001)
         ticks += 1
     assert not job.done()
-    release.set()
-    assert await job is True
+    disk.release()
+    assert await job == "written"
 
 
 async def test_a_write_stuck_on_a_slow_disk_in_a_thread_holds_no_other_user(
@@ -172,16 +205,8 @@ async def test_a_write_stuck_on_a_slow_disk_in_a_thread_holds_no_other_user(
     jobs = FileJobs()
     jobs.use_threads()
     monkeypatch.setattr(filejobs, "FILE_JOBS", jobs)
-    entered, disk = threading.Event(), threading.Event()
-    write_all = atomicfile._write_all
-
-    def slow_write(fd: int, data: bytes) -> None:
-        entered.set()
-        if not disk.wait(10):  # run on the loop, it would hold the test too: fail instead
-            raise OSError("the disk was never let go")
-        write_all(fd, data)
-
-    monkeypatch.setattr(atomicfile, "_write_all", slow_write)
+    disk = HeldDisk()
+    monkeypatch.setattr(atomicfile, "_write_all", disk.holding(atomicfile._write_all))
     locks = FileLocks(layout)
     alice = BuiltinStore(layout, locks, user_id="alice", agent_id="a")
     bob = BuiltinStore(layout, locks, user_id="bob", agent_id="a")
@@ -189,35 +214,29 @@ async def test_a_write_stuck_on_a_slow_disk_in_a_thread_holds_no_other_user(
     bob.path("user").write_bytes(b"bob's fact")
 
     stuck = asyncio.ensure_future(alice.write("user", [Op("add", "alice's fact")]))
-    assert await asyncio.to_thread(entered.wait, 30)
+    await disk.reached()
     assert await bob.read("user") == ["bob's fact"]  # served while alice's write waits
     assert not stuck.done()
-    disk.set()
+    disk.release()
     await stuck
     assert await alice.read("user") == ["alice's fact"]
 
 
 async def test_a_caller_cancelled_meanwhile_waits_for_its_job_and_discards_what_it_made() -> None:
-    jobs = FileJobs()
-    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+    jobs, disk = FileJobs(), HeldDisk()
     discarded: list[str] = []
-
-    def job() -> str:
-        started.set()
-        release.wait(10)
-        finished.set()
-        return "a descriptor"
-
-    call = asyncio.ensure_future(jobs.run(job, discard=discarded.append))
-    assert await asyncio.to_thread(started.wait, 10)
+    call = asyncio.ensure_future(
+        jobs.run(disk.holding(lambda: "a descriptor"), discard=discarded.append)
+    )
+    await disk.reached()
     call.cancel()
     await asyncio.sleep(0.05)
     assert not call.done()  # the job still runs: nothing it uses may be closed yet
     call.cancel()  # a second cancellation changes nothing
-    release.set()
+    disk.release()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert finished.is_set() and discarded == ["a descriptor"]
+    assert disk.finished.is_set() and discarded == ["a descriptor"]
 
 
 @pytest.mark.parametrize("step", ["stage", "rename"])
@@ -228,25 +247,17 @@ async def test_a_write_cancelled_in_a_thread_leaves_no_temp_file_and_no_descript
     path = layout.user_config("u1")
     path.parent.mkdir(parents=True)
     path.write_bytes(b"old")
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
-    held = atomicfile._write_all if step == "stage" else atomicfile._rename
-
-    def slow(*args: Any) -> None:
-        entered.set()
-        release.wait(10)
-        held(*args)
-        finished.set()
-
-    monkeypatch.setattr(atomicfile, "_write_all" if step == "stage" else "_rename", slow)
+    disk, held = HeldDisk(), "_write_all" if step == "stage" else "_rename"
+    monkeypatch.setattr(atomicfile, held, disk.holding(getattr(atomicfile, held)))
     descriptors = len(os.listdir("/proc/self/fd"))
     write = asyncio.ensure_future(atomicfile.write_atomic(layout.anchored(path), b"new"))
-    assert await asyncio.to_thread(entered.wait, 10)
+    await disk.reached()
     write.cancel()
     await asyncio.sleep(0.05)
-    release.set()
+    disk.release()
     with pytest.raises(asyncio.CancelledError):
         await write
-    assert await asyncio.to_thread(finished.wait, 10)  # whatever the thread still did
+    await disk.done()  # whatever the thread still did
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
     assert len(os.listdir("/proc/self/fd")) == descriptors
     assert path.read_bytes() == (b"old" if step == "stage" else b"new")  # the rename ran
@@ -256,17 +267,8 @@ async def test_a_lock_wait_cancelled_in_a_thread_leaves_no_descriptor(
     layout: DataLayout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(filejobs, "FILE_JOBS", FileJobs())
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
-    open_lock_file = locks.open_lock_file
-
-    def slow(path: Any) -> int:
-        entered.set()
-        release.wait(10)
-        fd = open_lock_file(path)
-        finished.set()
-        return fd
-
-    monkeypatch.setattr(locks, "open_lock_file", slow)
+    disk = HeldDisk()
+    monkeypatch.setattr(locks, "open_lock_file", disk.holding(locks.open_lock_file))
     descriptors = len(os.listdir("/proc/self/fd"))
 
     async def hold() -> None:
@@ -274,33 +276,28 @@ async def test_a_lock_wait_cancelled_in_a_thread_leaves_no_descriptor(
             raise AssertionError("a cancelled wait never holds the lock")
 
     waiting = asyncio.ensure_future(hold())
-    assert await asyncio.to_thread(entered.wait, 10)
+    await disk.reached()
     waiting.cancel()
-    release.set()
+    disk.release()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    assert await asyncio.to_thread(finished.wait, 10)
+    await disk.done()
     assert len(os.listdir("/proc/self/fd")) == descriptors
 
 
 async def test_a_job_in_a_thread_is_waited_for_even_when_every_task_is_cancelled() -> None:
-    jobs = FileJobs()  # a loop shutting down cancels every task it has
-    started, release = threading.Event(), threading.Event()
+    jobs, disk = FileJobs(), HeldDisk()  # a loop shutting down cancels every task it has
     discarded: list[str] = []
-
-    def job() -> str:
-        started.set()
-        release.wait(10)
-        return "a descriptor"
-
-    call = asyncio.ensure_future(jobs.run(job, discard=discarded.append))
-    assert await asyncio.to_thread(started.wait, 10)
+    call = asyncio.ensure_future(
+        jobs.run(disk.holding(lambda: "a descriptor"), discard=discarded.append)
+    )
+    await disk.reached()
     for task in asyncio.all_tasks():
         if task is not asyncio.current_task():
             task.cancel()
     await asyncio.sleep(0.05)
     assert not call.done()
-    release.set()
+    disk.release()
     with pytest.raises(asyncio.CancelledError):
         await call
     assert discarded == ["a descriptor"]

@@ -1,12 +1,16 @@
-"""The worker's job loop while Redis is down."""
+"""The worker process: its job loop while Redis is down, and what its startup checks and sets."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import fakeredis
 import pytest
 from arq.connections import ArqRedis
 
 from memsvc.service.worker import ResilientWorker, WorkerSettings
+from memsvc.store.filejobs import FileJobs
 
 
 async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
@@ -38,3 +42,33 @@ async def test_a_worker_started_without_a_redis_url_refuses_to_start(
     monkeypatch.setattr(worker, "SETTINGS", worker.SETTINGS.model_copy(update={"redis_url": None}))
     with pytest.raises(InvalidInputError, match="MEMSVC_REDIS_URL"):
         await worker.startup({})
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_worker_runs_file_jobs_on_its_loop_unless_the_setting_says_no(
+    inline: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``MEMSVC_WORKER_INLINE_FILE_JOBS``: off is the answer for a disk that may hang."""
+    from memsvc.service import worker
+
+    settings = worker.SETTINGS.model_copy(
+        update={
+            "redis_url": "redis://127.0.0.1:6379/0",
+            "data_dir": tmp_path,
+            "worker_inline_file_jobs": inline,
+        }
+    )
+    server = fakeredis.FakeServer()
+    monkeypatch.setattr(worker, "SETTINGS", settings)
+    monkeypatch.setattr(worker, "connect", lambda *_: fakeredis.FakeAsyncRedis(server=server))
+    jobs = FileJobs()
+    monkeypatch.setattr(worker, "FILE_JOBS", jobs)
+    pool = ArqRedis(connection_pool=fakeredis.aioredis.FakeRedis(server=server).connection_pool)
+    ctx: dict[str, Any] = {"redis": pool}
+    assert not jobs.inline  # what every other process keeps
+    await worker.startup(ctx)
+    try:
+        assert jobs.inline is inline
+    finally:
+        await worker.shutdown(ctx)
+        await pool.aclose()
