@@ -84,6 +84,9 @@ class Consumer:
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish."""
         await self._bus.join(self.name)
+        if self._stopping.is_set():  # stop() found nothing running, and may have left first
+            await self._leave()
+            return
         self._beating = asyncio.create_task(self._heartbeats())
         housekeeping = asyncio.create_task(self._housekeeping())
         log.info("consumer_started", consumer=self.name)
@@ -142,6 +145,9 @@ class Consumer:
             if unfinished:
                 log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
         await self._stop_heartbeats()
+        await self._leave()
+
+    async def _leave(self) -> None:
         try:
             await self._bus.leave(self.name)
         except RedisError as exc:

@@ -327,6 +327,35 @@ async def test_a_stopped_worker_hands_back_its_events(
     assert await store.read("user") == ["Name: Ada"]
 
 
+async def test_a_worker_stopped_as_it_starts_leaves_no_task_and_no_consumer(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker shut down during its start (a failed startup, a deploy rolled back)."""
+    await service.stop_consumers()
+    runtime = service.worker_runtime()
+    joining, may_join = asyncio.Event(), asyncio.Event()
+    join = runtime.bus.join
+
+    async def slow_join(name: str) -> None:
+        joining.set()
+        await may_join.wait()
+        await join(name)
+
+    monkeypatch.setattr(runtime.bus, "join", slow_join)
+    before = asyncio.all_tasks()
+    consumer = Consumer(runtime, name="w-brief")
+    running = asyncio.create_task(consumer.run())
+    await joining.wait()
+    await consumer.stop(1.0)  # all of it before the join lands
+    may_join.set()
+    await asyncio.wait_for(running, 10)
+    await asyncio.sleep(0)  # cancelled tasks are gone once they have run their last step
+    assert asyncio.all_tasks() - before == set()  # no heartbeat left behind
+    keys = service.runtime.keys
+    consumers = await service.redis.xinfo_consumers(keys.events, keys.workers_group)
+    assert "w-brief" not in [c["name"].decode() for c in consumers]  # not joined for good
+
+
 async def test_a_new_thread_is_detected_as_a_session_switch(service: Service) -> None:
     await service.client.prefetch("u1", "a1", "t1")
     await service.client.prefetch("u1", "a1", "t1")
