@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from redis.asyncio import Redis
 
 from memsvc.client import MemoryClient
@@ -122,6 +123,13 @@ async def service(
     await client.aclose()
     await jobs.drain()
     await runtime.aclose()
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """For a test of a command or a process start: it configures logging for its process."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(params=["inline", "threads"])

@@ -11,20 +11,14 @@ import struct
 import subprocess
 import sys
 import termios
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 
 from memsvc.cli import main
 from tests.deerflow_homes import every_layout, write
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    yield
-    structlog.reset_defaults()  # the command configured logging for its own process
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 
 @pytest.fixture(autouse=True)

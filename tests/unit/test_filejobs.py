@@ -47,12 +47,11 @@ class HeldDisk:
     def holding(self, call: Callable[..., T]) -> Callable[..., T]:
         def held(*args: Any) -> T:
             self.entered.set()
-            if not self._released.wait(30):
+            if not self._released.wait(10):
                 raise OSError("the disk was never let go")
-            try:
-                return call(*args)
-            finally:
-                self.finished.set()
+            result = call(*args)
+            self.finished.set()  # only once the call got through
+            return result
 
         return held
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 
 from memsvc import cli
 from memsvc.service import worker
@@ -63,6 +62,7 @@ def test_the_worker_freezes_once_built_and_before_it_runs(
     assert steps == ["built", "freeze", "run"]
 
 
+@pytest.mark.usefixtures("restore_logging")
 def test_serve_freezes_once_the_app_is_built_and_before_it_serves(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -83,8 +83,5 @@ def test_serve_freezes_once_the_app_is_built_and_before_it_serves(
     monkeypatch.setattr(gateway_app, "create_app", built)
     monkeypatch.setattr(cli, "freeze_startup_heap", lambda: steps.append("freeze"))
     monkeypatch.setattr(uvicorn, "run", lambda app, **_: steps.append("serve"))
-    try:
-        assert cli.main(["serve", "--port", "0"]) == cli.EXIT_OK
-    finally:
-        structlog.reset_defaults()  # the command configured logging for its own process
+    assert cli.main(["serve", "--port", "0"]) == cli.EXIT_OK
     assert steps == ["built", "freeze", "serve"]

@@ -10,6 +10,7 @@ import pytest
 from arq.connections import ArqRedis
 
 from memsvc.service.worker import ResilientWorker, WorkerSettings
+from memsvc.store import filejobs
 from memsvc.store.filejobs import FileJobs
 
 
@@ -32,6 +33,7 @@ async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> Non
     await pool.aclose()
 
 
+@pytest.mark.usefixtures("restore_logging")  # startup configures the process's logging
 async def test_a_worker_started_without_a_redis_url_refuses_to_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -44,6 +46,7 @@ async def test_a_worker_started_without_a_redis_url_refuses_to_start(
         await worker.startup({})
 
 
+@pytest.mark.usefixtures("restore_logging")
 @pytest.mark.parametrize("inline", [True, False])
 async def test_a_worker_runs_file_jobs_on_its_loop_unless_the_setting_says_no(
     inline: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -59,6 +62,7 @@ async def test_a_worker_runs_file_jobs_on_its_loop_unless_the_setting_says_no(
         }
     )
     server = fakeredis.FakeServer()
+    assert worker.FILE_JOBS is filejobs.FILE_JOBS  # the one the store's jobs go through
     monkeypatch.setattr(worker, "SETTINGS", settings)
     monkeypatch.setattr(worker, "connect", lambda *_: fakeredis.FakeAsyncRedis(server=server))
     jobs = FileJobs()
