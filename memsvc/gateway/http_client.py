@@ -46,7 +46,7 @@ from memsvc.errors import (
 )
 from memsvc.events import MAX_DEADLINE_SECONDS
 from memsvc.gateway.statuses import error_of
-from memsvc.ids import DEFAULT_AGENT
+from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.settings import ServiceSettings
 
 API = "/api/memory/v2"
@@ -165,6 +165,11 @@ class MemoryHTTPClient:
         """Run a memory tool; returns its result (the dict the model reads). See
         :meth:`MemoryClient.call_tool` for ``mirror``."""
         seconds = self._settings.tool_deadline_seconds if deadline is None else deadline
+        # the host's ids, checked here as MemoryClient checks them: a 422 below is then the
+        # model's arguments, answered with a result, never the host's mistake handed to it
+        validate_id("user_id", user_id)
+        validate_id("agent_id", agent_id)
+        validate_id("thread_id", thread_id)
         body: dict[str, Any] = {
             "agent_id": agent_id,
             "thread_id": thread_id,
@@ -196,7 +201,7 @@ class MemoryHTTPClient:
 
     async def write_outcome(self, user_id: str, event_id: str) -> dict[str, Any] | None:
         """How a ``memory`` call answered as pending ended; ``None`` while it is queued."""
-        reply = await self._call("GET", f"/agent/writes/{event_id}", user_id)
+        reply = await self._call("GET", f"/agent/writes/{_segment(event_id)}", user_id)
         result: dict[str, Any] | None = reply["result"]
         return result
 
@@ -295,7 +300,7 @@ class MemoryHTTPClient:
     ) -> dict[str, Any]:
         """See :meth:`MemoryClient.replace_memory_entry`."""
         body = {"content": content, "expect": expect, "agent_id": agent_id}
-        path = f"/entries/{target}/{index}"
+        path = f"/entries/{_segment(target)}/{_segment(str(index))}"
         return await self._call("PUT", path, user_id, body=body, within=deadline)
 
     async def remove_memory_entry(
@@ -310,7 +315,7 @@ class MemoryHTTPClient:
     ) -> dict[str, Any]:
         """See :meth:`MemoryClient.remove_memory_entry`."""
         params = {"expect": expect, "agent_id": agent_id}
-        path = f"/entries/{target}/{index}"
+        path = f"/entries/{_segment(target)}/{_segment(str(index))}"
         return await self._call("DELETE", path, user_id, params=params, within=deadline)
 
     async def get_memory_config(
@@ -329,7 +334,7 @@ class MemoryHTTPClient:
         self, user_id: str, field: str, *, deadline: float | None = None
     ) -> dict[str, Any]:
         """See :meth:`MemoryClient.reset_memory_config`."""
-        return await self._call("DELETE", f"/config/{field}", user_id, within=deadline)
+        return await self._call("DELETE", f"/config/{_segment(field)}", user_id, within=deadline)
 
     async def memory_status(
         self, user_id: str, agent_id: str = DEFAULT_AGENT, *, deadline: float | None = None
@@ -431,6 +436,14 @@ class MemoryHTTPClient:
         if status in PROXY_TIMEOUTS:  # a proxy's: the gateway may have had the request
             raise Unanswered(f"HTTP {status} from a proxy before the gateway: {answer!r}"[:500])
         raise error_of(status, answer.get("detail") if isinstance(answer, dict) else answer)
+
+
+def _segment(value: str) -> str:
+    """One path segment of the caller's: a dot segment (a proxy would resolve it) or a
+    slash (another route) is refused here, as MemoryClient refuses what names nothing."""
+    if not isinstance(value, str) or "/" in value or value in ("", ".", ".."):
+        raise InvalidInputError(f"{value!r} cannot name a path segment")
+    return value
 
 
 def _quoted(path: str) -> str:

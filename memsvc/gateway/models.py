@@ -18,7 +18,6 @@ from memsvc.events import (
     MAX_TURN_CHARS,
     MAX_TURN_INDEX,
     AgentId,
-    Args,
     OptionalThreadId,
     Text,
     ThreadId,
@@ -238,7 +237,9 @@ class PrefetchContext(BaseModel):
 
 class ToolCall(_Agent):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-    args: Args = Field(default_factory=dict)
+    # any JSON: arguments the tool refuses (not an object, a lone surrogate, NaN, too deep)
+    # are answered with a result for the model, as MemoryClient answers them
+    args: Any = Field(default_factory=dict, description="the tool's arguments (an object)")
     deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
     mirror: bool = Field(
         default=True, description="false: Hindsight does not follow this `memory` write"

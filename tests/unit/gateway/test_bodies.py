@@ -62,7 +62,6 @@ def _strict_json(response: httpx.Response) -> object:
         ("/agent/prefetch", b'{"agent_id": "a1", "deadline": Infinity}'),
         ("/agent/prefetch", b'{"agent_id": "a1", "deadline": 1e400}'),
         ("/agent/prefetch", b'{"agent_id": "a1", "query": "\\ud800"}'),
-        ("/agent/tool", b'{"agent_id": "a1", "name": "memory", "args": {"x": NaN}}'),
         ("/entries", b'{"target": "user", "content": "\\ud800"}'),
     ],
 )
@@ -75,6 +74,33 @@ async def test_input_that_json_cannot_carry_back_is_422_not_500(
     detail = _strict_json(answer)["detail"]  # type: ignore[index]
     assert detail and all("loc" in error for error in detail)
     assert (await gateway.call("GET", "")).json()["user_md"] == []
+
+
+# The model wrote these arguments: like MemoryClient, the route answers with a result the
+# model can act on, never an HTTP error, and the answer is strict JSON.
+@pytest.mark.parametrize(
+    "args",
+    [
+        b'{"action": "add", "target": "memory", "content": NaN}',
+        b'{"action": "add", "target": "memory", "content": "x \\ud800 y"}',
+        b"[1, 2]",
+        b'"add"',
+        b'{"a": ' * 40 + b"1" + b"}" * 40,
+    ],
+)
+async def test_arguments_the_tool_refuses_get_a_result_not_an_http_error(
+    gateway: Gateway, args: bytes
+) -> None:
+    headers = {**gateway.auth("alice"), "Content-Type": "application/json"}
+    body = b'{"agent_id": "a1", "name": "memory", "args": ' + args + b"}"
+    answer = await gateway.http.post(PREFIX + "/agent/tool", content=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    result = _strict_json(answer)
+    assert isinstance(result, dict) and result["success"] is False
+    assert result["error"].startswith("Invalid memory arguments"), result
+    direct = await gateway.service.client.call_tool("alice", "a1", "t", "memory", json.loads(args))
+    assert direct == result  # what MemoryClient answers the same arguments
+    assert (await gateway.call("GET", "", params={"agent_id": "a1"})).json()["memory_md"] == []
 
 
 async def test_a_turn_number_past_what_redis_counts_exactly_is_422(gateway: Gateway) -> None:

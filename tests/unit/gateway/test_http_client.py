@@ -27,6 +27,7 @@ from memsvc.errors import (
 from memsvc.events import MemoryWritePayload
 from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
+from memsvc.ids import InvalidIdError
 from memsvc.store.memfile import entry_hash
 from tests.conftest import until
 from tests.unit.gateway.conftest import Gateway, closed_port, read_request, served, serving
@@ -348,6 +349,37 @@ async def test_ids_that_no_url_can_carry_are_refused_before_anything_is_sent(
         await remote.write_outcome("alice", "\udfff")
     with pytest.raises(TypeError, match="agent_id must be a string"):
         await remote.tool_schemas("alice", None)  # type: ignore[arg-type]
+
+
+async def test_a_bad_id_in_a_tool_call_raises_as_memory_client_raises(
+    gateway: Gateway, remote: MemoryHTTPClient
+) -> None:
+    """The host's ids are its own mistake: never handed to the model as bad arguments."""
+    args = {"action": "add", "target": "memory", "content": "x"}
+    for ids in (("alice", "bad/agent", "t1"), ("alice", "a1", ".."), ("al ice", "a1", "t1")):
+        with pytest.raises(InvalidIdError) as direct:
+            await gateway.service.client.call_tool(*ids, "memory", args)
+        with pytest.raises(InvalidIdError) as remotely:
+            await remote.call_tool(*ids, "memory", args)
+        assert str(remotely.value) == str(direct.value)
+    assert (await remote.get_memory("alice", "a1"))["memory_md"] == []
+
+
+async def test_a_value_that_would_change_the_path_is_refused_before_anything_is_sent(
+    remote: MemoryHTTPClient,
+) -> None:
+    """A dot segment or a slash in an id would name another route (a proxy resolves dots)."""
+    calls = (
+        lambda: remote.write_outcome("alice", "../../admin/tokens"),
+        lambda: remote.write_outcome("alice", ".."),
+        lambda: remote.reset_memory_config("alice", "a/b"),
+        lambda: remote.reset_memory_config("alice", "."),
+        lambda: remote.remove_memory_entry("alice", "a1", "..", 0, expect="0" * 12),
+        lambda: remote.replace_memory_entry("alice", "a1", "user/..", 0, "x", expect="0" * 12),
+    )
+    for call in calls:
+        with pytest.raises(InvalidInputError, match="cannot name a path segment"):
+            await call()
 
 
 def test_a_token_from_the_environment_is_taken_without_its_line_break(
