@@ -188,8 +188,8 @@ class UnloggedEntry(BaseModel):
 
 
 class LogReach(BaseModel):
-    records: int
-    dropped: int = Field(description="older records the log has trimmed away")
+    records: int = Field(description="the caller's own records in the log")
+    trimmed: bool = Field(description="the log has trimmed away older records")
     oldest_at: float | None
 
 

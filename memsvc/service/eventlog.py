@@ -131,10 +131,13 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
 
 @dataclass(frozen=True)
 class LogReach:
-    """How far back the log goes: what tells an entry older than the log from one it never saw."""
+    """How far back the log goes: what tells an entry older than the log from one it never saw.
 
-    records: int
-    dropped: int  # older records trimmed away (by count or by age)
+    Of the log every user shares, it gives no count: one user's view of it must not
+    tell how busy the others are.
+    """
+
+    trimmed: bool  # older records were trimmed away (by count or by age)
     oldest_at: float | None  # the time of the oldest record kept
 
 
@@ -185,12 +188,11 @@ class EventLog:
         try:
             info = await self._redis.xinfo_stream(self._key)
         except ResponseError:  # no log yet
-            return LogReach(records=0, dropped=0, oldest_at=None)
+            return LogReach(trimmed=False, oldest_at=None)
         records = int(info["length"])
         first = info.get("first-entry")
         return LogReach(
-            records=records,
-            dropped=max(0, int(info.get("entries-added", records)) - records),
+            trimmed=int(info.get("entries-added", records)) > records,
             oldest_at=_entry(*first).at if first else None,
         )
 

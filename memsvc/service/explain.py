@@ -71,6 +71,7 @@ class Explanation:
     agent_id: str | None
     text: str
     reach: LogReach
+    records: int = 0  # the user's own records in the log
     entries: list[EntryHistory] = field(default_factory=list)
     unlogged: list[tuple[str, str]] = field(default_factory=list)  # (file, entry) no write names
 
@@ -96,11 +97,8 @@ class Explanation:
             )
         if oldest is None:
             notes.append("The event log is empty.")
-        elif self.reach.dropped:
-            notes.append(
-                f"The log has dropped {self.reach.dropped:,} older records; it reaches back "
-                f"to {oldest}."
-            )
+        elif self.reach.trimmed:
+            notes.append(f"The log has dropped older records; it reaches back to {oldest}.")
         else:
             notes.append(f"The log holds every record since {oldest}.")
         return notes
@@ -120,7 +118,7 @@ class Explanation:
                 for history in self.entries
             ],
             "unlogged": [{"file": name, "entry": entry} for name, entry in self.unlogged],
-            "log": asdict(self.reach),
+            "log": {"records": self.records, **asdict(self.reach)},
             "notes": self.notes(),
         }
 
@@ -204,8 +202,12 @@ async def explain(
     followed = _Histories()
     seen: set[str] = set()
     agents = {agent_id} if agent_id is not None else set()
+    records = 0
     async for entry in runtime.log.entries():
-        if entry.type not in WRITES or entry.outcome != "ok" or entry.user_id != user_id:
+        if entry.user_id != user_id:
+            continue
+        records += 1
+        if entry.type not in WRITES or entry.outcome != "ok":
             continue
         if entry.event_id in seen:  # a stalled worker's late second record of one write
             continue
@@ -221,7 +223,7 @@ async def explain(
     if agent_id is None:
         agents |= _agents_on_disk(runtime, user_id)
     current = await _current(runtime, user_id, sorted(agents))
-    explanation = Explanation(user_id, agent_id, text, await runtime.log.reach())
+    explanation = Explanation(user_id, agent_id, text, await runtime.log.reach(), records)
     explained: set[tuple[str, str]] = set()
     for name, live_text, steps in followed.histories():
         if name not in current:

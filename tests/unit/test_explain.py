@@ -94,7 +94,22 @@ async def test_it_says_when_the_log_no_longer_reaches_back(service: Service) -> 
     assert not history.reaches_back and history.steps[0].action == "replace"
     notes = found.notes()
     assert any("does not reach back to the write that created this entry" in n for n in notes)
-    assert any(n.startswith(f"The log has dropped {5 - keep} older records") for n in notes)
+    assert any(n.startswith("The log has dropped older records; it reaches back") for n in notes)
+    assert found.as_dict()["log"]["trimmed"] is True
+
+
+async def test_what_it_says_of_the_log_tells_nothing_of_other_users(service: Service) -> None:
+    await call(service, "a1", "t1", action="add", target="user", content="Works in Hangzhou")
+    before = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
+    for i in range(3):
+        args = {"action": "add", "target": "user", "content": f"Lives in Hangzhou {i}"}
+        assert (await service.client.call_tool("u2", "a1", "t1", "memory", args))["success"]
+    await service.client.sync_turn("u2", "a1", "t1", user_content="q", assistant_content="a")
+    after = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
+    assert after == before
+    mine = [entry for entry in await service.log() if entry.user_id == "u1"]
+    assert before["log"]["records"] == len(mine) > 0
+    assert [h["now"] for h in after["entries"]] == ["Works in Hangzhou"]
 
 
 async def test_an_entry_no_logged_write_made_is_named_as_such(service: Service) -> None:
