@@ -22,7 +22,7 @@ import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import structlog
@@ -31,7 +31,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PositiveInt,
     SecretStr,
     ValidationError,
     field_validator,
@@ -48,6 +47,11 @@ log = structlog.get_logger(__name__)
 
 Source = Literal["default", "yaml", "env", "global", "user"]
 
+# Every count and size a layer may set: far above any that works, and a number that
+# JavaScript (the web page) reads exactly.
+MAX_SETTING = 1_000_000
+Count = Annotated[int, Field(gt=0, le=MAX_SETTING)]
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -57,8 +61,8 @@ class BuiltinConfig(_Section):
     """The builtin files' limits (Hermes' defaults)."""
 
     enabled: bool = True
-    memory_char_limit: PositiveInt = 2200
-    user_char_limit: PositiveInt = 1375
+    memory_char_limit: Count = 2200
+    user_char_limit: Count = 1375
     # Hermes' own store always drops duplicates, so a store that kept them would not
     # survive a Hermes rewrite byte for byte: only ``true`` is accepted.
     deduplicate_on_load: Literal[True] = True
@@ -78,12 +82,12 @@ class HindsightConfig(_Section):
     bank_mission: str = ""
     bank_retain_mission: str = ""
     recall_budget: Literal["low", "mid", "high"] = "mid"
-    recall_max_tokens: PositiveInt = 4096
-    recall_max_input_chars: PositiveInt = 800
+    recall_max_tokens: Count = 4096
+    recall_max_input_chars: Count = 800
     auto_recall: bool = True
     auto_retain: bool = True
     retain_async: bool = True
-    retain_every_n_turns: PositiveInt = 1
+    retain_every_n_turns: Count = 1
     retain_user_prefix: str = "User"
     retain_assistant_prefix: str = "Assistant"
 
@@ -138,7 +142,7 @@ class InjectionConfig(_Section):
     """How much memory reaches the system prompt, and inside which tag."""
 
     enabled: bool = True
-    max_tokens: PositiveInt = 2000
+    max_tokens: Count = 2000
     include_builtin: bool = True
     include_hindsight: bool = True
     context_tag: str = Field(default="memory-context", pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")

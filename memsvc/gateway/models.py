@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from memsvc.events import (
     ENTRY_HASH,
@@ -275,7 +275,7 @@ class WriteOutcome(BaseModel):
 
 class TokenAdd(_Body):
     user_id: UserId
-    admin: bool = False
+    admin: StrictBool = False  # "yes" is refused, not read as true
 
 
 class TokenInfo(BaseModel):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from memsvc.config import MAX_SETTING
 from memsvc.paths import DataLayout
 from memsvc.service.explain import explain
 from memsvc.store.memfile import entry_hash
@@ -145,6 +146,19 @@ async def test_config_shows_sources_and_takes_whitelisted_fields_only(gateway: G
     assert reset.json()["sources"]["injection.enabled"] == "default"
     bob = (await gateway.call("GET", "/config", as_="bob")).json()
     assert bob["sources"]["injection.enabled"] == "default"
+
+
+async def test_a_count_past_what_any_layer_may_set_is_refused_by_name(gateway: Gateway) -> None:
+    """A number the web page's JavaScript cannot read exactly is never stored."""
+    for value in (MAX_SETTING + 1, 123456789012345678901234567890):
+        refused = await gateway.call("PATCH", "/config", json={"injection": {"max_tokens": value}})
+        assert refused.status_code == 422 and "injection.max_tokens" in refused.json()["detail"]
+    shown = (await gateway.call("GET", "/config")).json()
+    assert shown["sources"]["injection.max_tokens"] == "default"
+    patched = await gateway.call(
+        "PATCH", "/config", json={"injection": {"max_tokens": MAX_SETTING}}
+    )
+    assert patched.json()["config"]["injection"]["max_tokens"] == MAX_SETTING
 
 
 async def test_status_names_providers_queues_and_dead_letters(gateway: Gateway) -> None:
@@ -332,6 +346,18 @@ async def test_admin_routes_issue_list_and_revoke_tokens(gateway: Gateway, user:
     assert (await gateway.call("GET", "", as_="new")).status_code == 401
     missing = await gateway.call("DELETE", f"/admin/tokens/{created.json()['id']}", as_="root")
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize("admin", ["yes", 1, "true", None])
+async def test_the_admin_flag_of_a_new_token_is_a_json_boolean(
+    gateway: Gateway, admin: object
+) -> None:
+    body = {"user_id": "dave", "admin": admin}
+    refused = await gateway.call("POST", "/admin/tokens", as_="root", json=body)
+    assert refused.status_code == 422
+    assert [error["loc"] for error in refused.json()["detail"]] == [["body", "admin"]]
+    listed = (await gateway.call("GET", "/admin/tokens", as_="root")).json()
+    assert "dave" not in [record["user_id"] for record in listed]
 
 
 async def test_an_admin_token_names_the_user_it_acts_for(gateway: Gateway) -> None:
