@@ -96,6 +96,12 @@ class TokenStore(Protocol):
 
     async def delete(self, token_id: str) -> bool: ...
 
+    @property
+    def watching(self) -> bool | None:
+        """Whether records read are kept, subscribed to revocations; ``None`` for a store
+        that keeps none."""
+        ...
+
 
 class Tokens:
     """Issuing, checking and revoking tokens over one :class:`TokenStore`."""
@@ -120,7 +126,7 @@ class Tokens:
     def watching(self) -> bool | None:
         """Whether records read are kept, subscribed to revocations; ``None`` for a store
         that keeps none (the token file is read afresh once it changes)."""
-        return self._store.watching if isinstance(self._store, RedisTokenStore) else None
+        return self._store.watching
 
     async def revoke(self, record_id: str) -> None:
         """Raises :class:`NotFoundError` for an id that names no token."""
@@ -272,6 +278,11 @@ class FileTokenStore:
         self._file = layout.anchored(path)
         self._lock_file: Anchored = self._file.sibling(f"{path.name}.lock")
         self._cached: tuple[tuple[int, int, int] | None, dict[str, TokenRecord]] = (None, {})
+
+    @property
+    def watching(self) -> None:
+        """Keeps no records: the file is read afresh once it changes."""
+        return None
 
     def _read_now(self) -> dict[str, TokenRecord]:
         raw = read_file_now(self._file).data
