@@ -24,8 +24,18 @@ from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.security.scanner import Scanner
 from memsvc.security.screening import new_findings_beside
-from memsvc.store.edits import Action, Applied, Change, EditRejected, EntryRef, Op, apply
-from memsvc.store.filestore import AlreadyApplied, BuiltinStore, FilePosition, Written
+from memsvc.store.edits import (
+    Action,
+    Applied,
+    Change,
+    EditRejected,
+    EntryRef,
+    FilePosition,
+    Op,
+    Written,
+    apply,
+)
+from memsvc.store.filestore import AlreadyApplied, BuiltinStore
 from memsvc.store.memfile import char_count, entry_problem
 from memsvc.store.receipts import EventReceipt, Receipt, ReceiptGuard
 
@@ -210,7 +220,8 @@ class MemoryTool:
             applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
         except AlreadyApplied:
             assert guard is not None and guard.prior is not None
-            return ToolOutcome(guard.prior.result, guard.prior.target, guard.prior.changes)
+            prior = guard.prior  # logged again with where it was applied: replay orders it
+            return ToolOutcome(prior.result, prior.target, prior.changes, prior.position)
         except EditRejected as rejected:
             entries = rejected.against
             if entries is None:

@@ -3,7 +3,9 @@
 The log holds every write (``memory_write``, and ``entry_edit`` from the
 gateway) exactly as it arrived, with where the store applied it among its file's
 writes; applying the same events in that order to the same starting files gives
-the same bytes. That
+the same bytes. An event delivered twice (a worker that died before its ack, a
+re-drive) was applied once, and its records carry the same place: it is replayed
+once. That
 is how a write path bug is reproduced ("what did these events do?"), and how
 files are rebuilt from a backup plus the log. Writes run through the same
 manager, store and scanner as in a worker, on an in-memory Redis, so nothing
@@ -52,6 +54,7 @@ class ReplayReport:
     events: int = 0
     same_result: int = 0
     too_large: int = 0  # logged without their payload: refused writes, nothing to re-apply
+    repeated: int = 0  # a second record of an event replayed already (a redelivery)
     different_results: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> same | different | missing
 
@@ -60,6 +63,7 @@ class ReplayReport:
             "events": self.events,
             "same_result": self.same_result,
             "too_large": self.too_large,
+            "repeated": self.repeated,
             "different_results": self.different_results,
             "files": self.files,
         }
@@ -86,9 +90,14 @@ async def replay(
         async for entry in log.entries(start=selection.start, end=selection.end)
         if selection.wants(entry)
     ]
+    replayed: set[str] = set()
     try:
         for entry in in_applied_order(wanted):
             assert entry.event is not None
+            if entry.event_id in replayed:  # an event delivered twice was applied once
+                report.repeated += 1
+                continue
+            replayed.add(entry.event_id)
             event = entry.event
             if event["payload"].get("truncated"):
                 report.too_large += 1

@@ -76,6 +76,22 @@ class Applied:
     changes: list[Change] = field(default_factory=list)
 
 
+FilePosition = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Written(Applied):
+    """A write as the store applied it: ``position`` orders it among the writes of its file.
+
+    (journal version it was applied on, 1 if its batch committed else 0, its place in
+    the batch): writes sorted by it are in the order they were applied, whatever order
+    their events finished in. A batch that committed nothing changed no state, so its
+    writes come first among those on the same version. ``None`` without a journal.
+    """
+
+    position: FilePosition | None = None
+
+
 class EditRejected(Exception):
     """The operations cannot be applied; nothing changes."""
 
@@ -95,9 +111,9 @@ class EditRejected(Exception):
         self.matches = matches or []  # the entries (ambiguous) or the findings (blocked)
         self.total = total  # chars after the operations, for over_limit
         # set by the store: the entries the edit was refused against, and where it stood
-        # among its file's writes (see ``filestore.Written``)
+        # among its file's writes (see :class:`Written`)
         self.against: list[str] | None = None
-        self.position: tuple[int, int, int] | None = None
+        self.position: FilePosition | None = None
 
 
 def _find(entries: list[str], index: int, op: Op) -> int:

@@ -37,7 +37,7 @@ from memsvc.store.atomicfile import (
     write_atomic_now,
 )
 from memsvc.store.batches import Queued, WriteBatches
-from memsvc.store.edits import Applied, EditRejected, Op, apply
+from memsvc.store.edits import Applied, EditRejected, FilePosition, Op, Written, apply
 from memsvc.store.filejobs import file_job
 from memsvc.store.journal import FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
@@ -94,22 +94,6 @@ class Limits:
 
     def of(self, target: Target) -> int:
         return self.user if target == "user" else self.memory
-
-
-FilePosition = tuple[int, int, int]
-
-
-@dataclass(frozen=True)
-class Written(Applied):
-    """A write as it was applied: ``position`` orders it among the writes of its file.
-
-    (journal version it was applied on, 1 if its batch committed else 0, its place in
-    the batch): writes sorted by it are in the order they were applied, whatever order
-    their events finished in. A batch that committed nothing changed no state, so its
-    writes come first among those on the same version. ``None`` without a journal.
-    """
-
-    position: FilePosition | None = None
 
 
 @dataclass(frozen=True)
@@ -389,15 +373,11 @@ class BuiltinStore:
                 continue
             entries = applied.entries
             outcomes.append((queued, applied))
-        changed = [
-            (queued.item.guard, outcome)
-            for queued, outcome in outcomes
-            if isinstance(outcome, Applied) and outcome.changes
-        ]
+        changed = any(isinstance(outcome, Applied) and outcome.changes for _, outcome in outcomes)
         if self._journal is not None:  # where each write stands among its file's writes
             version = head.version if head is not None else 0
             outcomes = [
-                (queued, _placed(outcome, (version, int(bool(changed)), index)))
+                (queued, _placed(outcome, (version, int(changed), index)))
                 for index, (queued, outcome) in enumerate(outcomes)
             ]
         if not changed and not current.lagging:  # a no-op leaves even a non-canonical file
@@ -408,7 +388,11 @@ class BuiltinStore:
             write_atomic_now(backup, raw, folder_fd=folder)  # a sibling: the same folder
             log.info("store_backup_before_normalise", file=path.name, backup=backup.relative)
         data = serialise(entries) if changed else current.data
-        records = [(guard, applied) for guard, applied in changed if guard is not None]
+        records = [  # each receipt keeps where its write stood: a redelivery logs it again
+            (queued.item.guard, outcome)
+            for queued, outcome in outcomes
+            if isinstance(outcome, Applied) and outcome.changes and queued.item.guard is not None
+        ]
         staged = stage(self._files[target], data, folder_fd=folder)
         return _Plan(outcomes, current, staged, records)
 

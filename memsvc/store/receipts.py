@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 
 from memsvc.keys import Keys
 from memsvc.paths import Target
-from memsvc.store.edits import Applied, Change
+from memsvc.store.edits import Applied, Change, FilePosition, Written
 
 RECEIPT_TTL_SECONDS = 7 * 24 * 3600
 
@@ -34,6 +34,7 @@ class Receipt:
     result: dict[str, Any]
     target: Target
     changes: list[Change]
+    position: FilePosition | None = None  # where the write stood among its file's writes
 
     @property
     def parked(self) -> bool:
@@ -46,6 +47,7 @@ class Receipt:
                 "result": self.result,
                 "target": self.target,
                 "changes": [change.as_dict() for change in self.changes],
+                **({"position": list(self.position)} if self.position is not None else {}),
             },
             ensure_ascii=False,
         )
@@ -57,6 +59,7 @@ class Receipt:
             result=data["result"],
             target=data["target"],
             changes=[Change.from_dict(change) for change in data["changes"]],
+            position=tuple(data["position"]) if data.get("position") else None,
         )
 
 
@@ -125,7 +128,8 @@ class ReceiptGuard:
         return self.prior is not None and not self.prior.parked
 
     def _of(self, applied: Applied) -> Receipt:
-        return Receipt(self._result_of(applied), self._target, applied.changes)
+        position = applied.position if isinstance(applied, Written) else None
+        return Receipt(self._result_of(applied), self._target, applied.changes, position)
 
     def receipt(self, applied: Applied) -> tuple[str, str]:
         return self._receipt.key, self._of(applied).encode()

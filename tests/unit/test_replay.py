@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memsvc.events import MemoryWriteEvent, MemoryWritePayload, stamp
 from memsvc.service.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from tests.conftest import until
@@ -260,6 +261,52 @@ async def test_writes_racing_for_one_file_replay_in_the_order_they_were_applied(
         if "position" in by_id[d["event_id"]].detail and d["logged"].get("success")
     ]
     assert landed_differently == []
+
+
+@pytest.mark.parametrize("first_record", ["logged", "lost"])
+async def test_a_write_delivered_twice_replays_once_where_it_was_applied(
+    service: Service, tmp_path: Path, first_record: str
+) -> None:
+    """add X, remove X, then the add arrives again (a worker died before its ack, or a
+    retry published it twice): applied once live, so once on replay, before the remove.
+    ``lost``: the first delivery's worker died right after its commit, before it logged."""
+    add = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={"action": "add", "target": "user", "content": "X"}),
+    )
+    await service.client.call_tool(
+        "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "zero"}
+    )
+    await service.runtime.bus.publish(add)
+    await until(lambda: _logged(service, add.id, 1))
+    removed = await service.client.call_tool(
+        "u1", "a1", "t2", "memory", {"action": "remove", "target": "user", "old_text": "X"}
+    )
+    assert removed["success"]
+    await service.runtime.bus.publish(add)  # the same event id, delivered again
+    await until(lambda: _logged(service, add.id, 2))
+    first, again = [entry for entry in await service.log() if entry.event_id == add.id]
+    assert again.detail["position"] == first.detail["position"]  # from the write's receipt
+    if first_record == "lost":
+        await service.redis.xdel(service.runtime.keys.log, first.stream_id)
+    report = await replay(
+        service.runtime.log,
+        Slice(),
+        tmp_path / "replayed",
+        service.settings,
+        compare_with=service.settings.data_dir,
+    )
+    assert report.files == {"users/u1/USER.md": "same"}
+    assert (tmp_path / "replayed/users/u1/USER.md").read_bytes() == b"zero"
+    assert report.events == 3 and report.same_result == 3
+    assert report.repeated == (1 if first_record == "logged" else 0)
+
+
+async def _logged(service: Service, event_id: str, records: int) -> bool:
+    return sum(entry.event_id == event_id for entry in await service.log()) >= records
 
 
 async def test_a_persons_edits_by_index_replay_like_the_models_writes(
