@@ -188,7 +188,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     dead_sub = dead.add_subparsers(dest="dead_command", required=True)
     dead_sub.add_parser("list", help="print the parked events with their error, oldest first")
-    again = dead_sub.add_parser("retry", help="publish parked events again, oldest first")
+    again = dead_sub.add_parser(
+        "retry", help="publish the events parked now again, each once, oldest first"
+    )
     again.add_argument("--limit", type=int, default=None, help="at most this many")
 
     commands.add_parser("demo", help="a short scripted tour of memsvc")

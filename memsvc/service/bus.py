@@ -10,6 +10,7 @@ reply, the log record and the ack of an event travel in one pipeline.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Collection
@@ -210,7 +211,7 @@ class EventBus:
                     json.dumps(
                         {
                             "stream_id": delivery.stream_id,
-                            "raw": delivery.raw.decode("utf-8", "replace"),
+                            **_raw_field(delivery.raw),
                             "deliveries": delivery.deliveries,
                             "parked_at": time.time(),
                             **dead,
@@ -227,19 +228,22 @@ class EventBus:
         return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]
 
     async def redrive_dead(self, *, limit: int | None = None) -> list[dict[str, Any]]:
-        """Publish parked events again, oldest first; each leaves the list once it is back.
+        """Publish the events parked now again, oldest first, each once, exactly as they
+        came; each leaves the list once it is back.
 
         An event whose cause is gone (a file fixed, a provider back) is then processed
-        as if new. A crash between the two steps publishes one twice, which an event id
-        makes harmless: a write is applied once per event id.
+        as if new; one still broken is parked again, behind the others, and waits for
+        the next re-drive. A crash between the two steps publishes one twice, which an
+        event id makes harmless: a write is applied once per event id.
         """
+        parked = int(await self._redis.llen(self._keys.dead_events))  # type: ignore[misc]
         redriven: list[dict[str, Any]] = []
-        while limit is None or len(redriven) < limit:
+        while len(redriven) < (parked if limit is None else min(limit, parked)):
             item = await self._redis.lindex(self._keys.dead_events, 0)  # type: ignore[misc]
             if item is None:
                 break
             record = json.loads(item)
-            stream_id = await self.publish_raw(str(record["raw"]).encode("utf-8"))
+            stream_id = await self.publish_raw(_raw_bytes(record))
             await self._redis.lrem(self._keys.dead_events, 1, item)  # type: ignore[misc]
             redriven.append(
                 {"stream_id": stream_id, "was": record["stream_id"], "error": record["error"]}
@@ -288,6 +292,21 @@ class EventBus:
 def _add_reply(pipe: Pipeline, reply_to: str, reply: dict[str, Any]) -> None:
     pipe.rpush(reply_to, json.dumps(reply, ensure_ascii=False))
     pipe.expire(reply_to, INBOX_TTL_SECONDS)
+
+
+def _raw_field(raw: bytes) -> dict[str, str]:
+    """An event's bytes as a parked record keeps them: as text, or in base64 when they are
+    not UTF-8 (so that a re-drive publishes the bytes that were refused, not a repair)."""
+    try:
+        return {"raw": raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"raw_base64": base64.b64encode(raw).decode("ascii")}
+
+
+def _raw_bytes(record: dict[str, Any]) -> bytes:
+    if "raw_base64" in record:
+        return base64.b64decode(record["raw_base64"])
+    return str(record["raw"]).encode("utf-8")
 
 
 def _text(value: bytes | str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import math
@@ -203,6 +204,58 @@ async def test_a_malformed_event_is_recorded_and_the_worker_carries_on(service: 
     dead = await service.runtime.bus.dead_events()
     assert len(dead) == 2 and dead[1]["event_id"] == "b" * 32
     assert await service.runtime.bus.pending_count() == 0
+
+
+async def _parked(service: Service, n: int) -> bool:
+    return len(await service.runtime.bus.dead_events()) == n
+
+
+async def test_a_retry_publishes_each_parked_event_once_though_it_is_parked_again(
+    service: Service,
+) -> None:
+    for n in range(3):
+        await service.runtime.bus.publish_raw(b'{"broken %d' % n)
+    await until(lambda: _parked(service, 3))
+    redriven = await service.runtime.bus.redrive_dead()
+    assert len(redriven) == 3
+
+    async def parked_twice() -> bool:
+        return sum(e.outcome == "invalid" for e in await service.log()) == 6
+
+    await until(parked_twice)
+    dead = await service.runtime.bus.dead_events()
+    assert [record["raw"] for record in dead] == [f'{{"broken {n}' for n in range(3)]
+    assert len(await service.runtime.bus.redrive_dead(limit=2)) == 2
+
+
+async def test_an_event_that_is_not_utf8_is_parked_and_retried_byte_for_byte(
+    service: Service,
+) -> None:
+    """A refused event stays refused: a re-drive publishes the bytes that were refused,
+    never a repaired copy that a worker would then apply."""
+    add = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={**ADD, "content": "café ok"}),
+    )
+    raw = encode(add).replace("é".encode(), b"\xe9")
+    await service.runtime.bus.publish_raw(raw)
+    await until(lambda: _parked(service, 1))
+    (dead,) = await service.runtime.bus.dead_events()
+    assert "raw" not in dead and base64.b64decode(dead["raw_base64"]) == raw
+    assert dead["error"].startswith("not UTF-8 JSON")
+    await service.runtime.bus.redrive_dead()
+
+    async def refused_again() -> bool:
+        return sum(e.outcome == "invalid" for e in await service.log()) == 2
+
+    await until(refused_again)
+    (again,) = await service.runtime.bus.dead_events()
+    assert base64.b64decode(again["raw_base64"]) == raw
+    store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
+    assert await store.read("user") == []
 
 
 async def test_deeply_nested_json_is_parked_not_redelivered(service: Service) -> None:
