@@ -90,6 +90,7 @@ from memsvc.events import (
 )
 from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
+from memsvc.outbox import Outbox
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.service.bus import EventBus
@@ -228,6 +229,7 @@ class MemoryClient:
                 self._embedded = EmbeddedService(self._settings)
                 self._redis = await self._embedded.start()
         self._bus = EventBus(self._redis, self._keys, EventLog(self._redis, self._keys))
+        self._outbox = Outbox(self._bus, timeout=self._settings.redis_timeout_seconds)
         self._snapshots = RedisSnapshotCache(self._redis, self._keys)
         self._listener = asyncio.create_task(self._listen())
         return self
@@ -241,6 +243,10 @@ class MemoryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Close; writes still waiting for Redis to confirm them get up to
+        ``MEMSVC_REDIS_TIMEOUT_SECONDS`` first (see :mod:`memsvc.outbox`)."""
+        if self._state is ClientState.OPENED:
+            await self._outbox.close(grace=self._settings.redis_timeout_seconds)
         self._state = ClientState.CLOSED
         if self._listener is not None:
             await cancel_and_wait(self._listener)
@@ -329,7 +335,9 @@ class MemoryClient:
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
             return invalid_tool_args(name, describe(exc, root="args"))
         try:
-            reply = await self._request(event, seconds)
+            # a memory write answered as queued is published until Redis takes it: its
+            # event id makes a second copy harmless (another tool's call is not kept)
+            reply = await self._request(event, seconds, keep=isinstance(event, MemoryWriteEvent))
         except MemoryUnavailableError:
             return dict(TOOL_UNAVAILABLE)
         except InvalidInputError as exc:  # arguments too big for an event: nothing was sent
@@ -685,7 +693,7 @@ class MemoryClient:
         event = EntryEditEvent(
             **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds), payload=edit
         )
-        reply = await self._request(event, seconds)
+        reply = await self._request(event, seconds, keep=True)
         if reply is None:
             raise WritePendingError(
                 f"the write was not confirmed within {seconds:g}s; it is queued: it will be "
@@ -705,31 +713,48 @@ class MemoryClient:
         if self._state is ClientState.CLOSED:
             raise ClientStateError("this MemoryClient is closed; open a new one")
 
-    async def _publish(self, event: Any, *, order: str | None = None) -> None:
-        """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`."""
+    async def _publish(self, event: Any, *, order: str | None = None, keep: bool = False) -> None:
+        """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`.
+
+        ``keep``: a write its event id guards, which its caller is told is queued when
+        Redis does not confirm it in time; the outbox then publishes it until Redis does.
+        """
         self._require_open()
         seconds = self._settings.redis_timeout_seconds
+        attempt = asyncio.ensure_future(self._bus.publish(event, order=order)) if keep else None
         try:
             # the whole publish, also the wait for a pool connection other calls are opening
             async with asyncio.timeout(seconds):
-                await self._bus.publish(event, order=order)
-        except TimeoutError as exc:
+                if attempt is not None:
+                    await asyncio.shield(attempt)
+                else:
+                    await self._bus.publish(event, order=order)
+        except (TimeoutError, RedisTimeoutError, asyncio.CancelledError) as exc:
+            if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
+                self._outbox.keep(event, attempt)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            if isinstance(exc, RedisTimeoutError):
+                raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
             raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
         except REDIS_DOWN as exc:
             raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
 
-    async def _request(self, event: Any, seconds: float) -> dict[str, Any] | None:
+    async def _request(
+        self, event: Any, seconds: float, *, keep: bool = False
+    ) -> dict[str, Any] | None:
         """Publish ``event`` and wait for its reply, both within ``seconds``.
 
         None when no reply came in time (a publish Redis did not confirm in time may
-        still be delivered); :class:`MemoryUnavailableError` when Redis refused it.
+        still be delivered, and with ``keep`` it is published until it is: see
+        :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it.
         """
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[event.id] = future
         try:
             async with asyncio.timeout(seconds):
                 try:
-                    await self._publish(event)
+                    await self._publish(event, keep=keep)
                 except MemoryUnavailableError as exc:
                     if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
                         raise
