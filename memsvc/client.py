@@ -122,6 +122,8 @@ log = structlog.get_logger(__name__)
 FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
 # What a tool call answers when the service did not take it: the model reads it and goes on.
+# how a tool result begins when the worker failed the call (not a verdict on its arguments)
+SERVICE_ERROR = "Memory service error"
 TOOL_UNAVAILABLE: dict[str, Any] = {
     "success": False,
     "retryable": True,
@@ -354,7 +356,7 @@ class MemoryClient:
                 ),
             }
         if not reply.get("ok", False):
-            return {"success": False, "error": f"Memory service error: {reply.get('error')}"}
+            return {"success": False, "error": f"{SERVICE_ERROR}: {reply.get('error')}"}
         result = reply if isinstance(event, MemoryWriteEvent) else reply.get("result", {})
         return {k: v for k, v in result.items() if k not in ("id", "ok")}
 

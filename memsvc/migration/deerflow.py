@@ -92,7 +92,7 @@ class History(_Lenient):
 class Fact(_Lenient):
     id: Str = ""
     content: str
-    category: str = "context"  # DeerFlow's own default
+    category: Annotated[str, _null_is(lambda: "context")] = "context"  # DeerFlow's default
     confidence: float | None = None
     createdAt: Str = ""
     source: Str = ""  # the thread the fact was extracted from
@@ -107,6 +107,7 @@ class MemoryFile:
     facts: list[tuple[int, Fact]]  # with their index in the file
     bad_facts: list[tuple[int, str]] = field(default_factory=list)  # index, why
     unknown_fields: list[str] = field(default_factory=list)
+    raw: bytes = b""  # the file as it was read
 
 
 class _File(_Lenient):
@@ -159,6 +160,10 @@ def _folders(parent: Path) -> list[Path]:
 
 def read_source(source: Source) -> MemoryFile:
     """Parse ``source``; :class:`MigrationSourceError` when it is no §13.1 ``memory.json``."""
+    # a link inside the home could make the run read, and rename, a file outside it
+    depth = len(Path(source.relative).parts) - 1
+    if any(folder.is_symlink() for folder in list(source.path.parents)[:depth]):
+        raise MigrationSourceError(f"{source.relative} is reached through a symbolic link")
     try:
         info = source.path.lstat()
         if not stat.S_ISREG(info.st_mode):
@@ -194,4 +199,4 @@ def read_source(source: Source) -> MemoryFile:
         *parsed.user.unknown("user."),
         *parsed.history.unknown("history."),
     ]
-    return MemoryFile(parsed.user, parsed.history, facts, bad, unknown)
+    return MemoryFile(parsed.user, parsed.history, facts, bad, unknown, raw)

@@ -40,8 +40,13 @@ import fakeredis
 import structlog
 
 from memsvc.builtin import replies
-from memsvc.client import MemoryClient
-from memsvc.errors import MemoryUnavailableError, MemsvcError
+from memsvc.client import SERVICE_ERROR, MemoryClient
+from memsvc.errors import (
+    MemoryServiceError,
+    MemoryUnavailableError,
+    MemsvcError,
+    MigrationSourceError,
+)
 from memsvc.events import MEMORY_TOOL
 from memsvc.hindsight.banks import MIGRATION_TAG
 from memsvc.hindsight.client import HindsightError
@@ -102,6 +107,7 @@ class FileReport:
     outcomes: list[Outcome] = field(default_factory=list)
     mirrored: list[Mirrored] = field(default_factory=list)
     backup: str | None = None
+    left_for_hindsight: bool = False  # --skip-hindsight left out what only a bank takes
     already_migrated: bool = False
     error: str | None = None
 
@@ -169,6 +175,11 @@ class MigrationReport:
                     out.append(f"    error: {report.error}")
                 if report.backup:
                     out.append(f"    kept as {report.backup}")
+                if report.left_for_hindsight:
+                    out.append(
+                        "    left in place: a run without --skip-hindsight retains what only "
+                        "Hindsight takes, then keeps it as memory.json.bak"
+                    )
         failed = sum(user.failed for user in self.users)
         totals = ", ".join(f"{count} {verdict}" for verdict, count in self.totals().items())
         out.append(f"{len(self.users)} users, {failed} failed" + (f"; {totals}" if totals else ""))
@@ -237,6 +248,8 @@ def _verdict(result: dict[str, Any]) -> tuple[str, str]:
     error = str(result.get("error") or "refused")
     if result.get("pending") or result.get("retryable"):
         raise MemoryUnavailableError(f"a write was not confirmed: {error.splitlines()[0]}")
+    if error.startswith(SERVICE_ERROR):  # the store failed, not the entry: the file fails
+        raise MemoryServiceError(error.splitlines()[0])
     if error.startswith("Blocked"):
         return BLOCKED, error
     if "usage" in result and "current_entries" in result:
@@ -303,7 +316,8 @@ class Migration:
             return
         validate_id("user_id", source.user_id)
         validate_id("agent_id", source.agent_id)
-        planned = plan(source, read_source(source))
+        read = read_source(source)
+        planned = plan(source, read)
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
         to_banks: list[Item] = []
         placed: list[Item] = []  # in their file now: their mirrors are this run's to send
@@ -326,10 +340,14 @@ class Migration:
                 to_banks.append(item)
             elif verdict in (ADDED, PRESENT):
                 placed.append(item)
-        await self._banks(source, to_banks, report)
+        for_hindsight = await self._banks(source, to_banks, report)
         await self._mirror(source, placed, report)
-        if not self._dry_run:
-            report.backup = _back_up(source)
+        if self._dry_run:
+            pass
+        elif for_hindsight:  # what only Hindsight takes: the file stays for a run that sends it
+            report.left_for_hindsight = True
+        else:
+            report.backup = _back_up(source, read.raw)
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
 
     async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> None:
@@ -355,17 +373,20 @@ class Migration:
                 )
             )
 
-    async def _banks(self, source: Source, items: list[Item], report: FileReport) -> None:
-        if not items:
-            return
+    async def _banks(self, source: Source, items: list[Item], report: FileReport) -> bool:
+        """Retain ``items`` in their banks; whether the user has Hindsight and this run left
+        it out (``--skip-hindsight``): then the items wait for a run without the flag."""
         memory = await self._runtime.memory(source.user_id, source.agent_id)
         provider = memory.manager.external
-        if self._skip_hindsight or not isinstance(provider, HindsightProvider):
-            why = "--skip-hindsight" if self._skip_hindsight else "Hindsight is off for this user"
+        if not isinstance(provider, HindsightProvider) or self._skip_hindsight:
+            hindsight = isinstance(provider, HindsightProvider)
+            why = "--skip-hindsight" if hindsight else "Hindsight is off for this user"
             report.outcomes += [
                 Outcome(item.origin, item.text, "Hindsight", NOT_RETAINED, why) for item in items
             ]
-            return
+            return hindsight and bool(items)
+        if not items:
+            return False
         for target in TARGETS:
             bank = provider.bank_for(target)
             clean = []
@@ -386,14 +407,29 @@ class Migration:
                 if not self._dry_run and item.document.document_id not in sent:
                     verdict = HELD
                 report.outcomes.append(Outcome(item.origin, item.text, bank, verdict, item.note))
+        return False
 
 
-def _back_up(source: Source) -> str:
-    """``memory.json`` -> ``memory.json.bak``, never over an older backup that differs."""
+def _back_up(source: Source, read: bytes) -> str:
+    """``memory.json`` -> ``memory.json.bak``, never over an older backup that differs, and
+    only as it was read: DeerFlow may have written it meanwhile (it may still be running),
+    and what it added was not migrated. Such a file is put back (unless DeerFlow wrote
+    another since) and fails, to be migrated by the next run."""
     backup = source.backup
-    if backup.exists() and backup.read_bytes() != source.path.read_bytes():
+    if backup.exists() and backup.read_bytes() != read:
         backup = source.path.with_name(f"{MEMORY_JSON}.{time.time_ns()}.bak")
     os.replace(source.path, backup)
+    if backup.read_bytes() != read:
+        try:
+            os.link(backup, source.path)  # refused when a newer memory.json is there already
+        except FileExistsError:
+            pass
+        else:
+            os.unlink(backup)
+        raise MigrationSourceError(
+            f"{source.relative} changed while it was migrated (is DeerFlow still writing it?): "
+            "left for the next run"
+        )
     return str(Path(source.relative).with_name(backup.name))
 
 

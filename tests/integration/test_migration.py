@@ -100,9 +100,10 @@ async def test_skip_hindsight_through_a_worker_sends_nothing_and_a_later_run_fil
     mirrors = [e async for e in log.entries() if e.type == f"job:{JobName.MIRROR}"]
     assert {e.agent_id for e in mirrors} == {"other"}
 
-    # the same file again without the flag: the entries are there, and their banks get them
-    backup = home / "users/zhang/memory.json.bak"
-    (home / "users/zhang/memory.json").write_bytes(backup.read_bytes())
+    # its history summaries only a bank takes: the file waits for a run without the flag
+    assert (home / "users/zhang/memory.json").exists()
+    assert not (home / "users/zhang/memory.json.bak").exists()
+    # that run: the entries are there, their banks get them, and the file is done
     code, out = await cli(pool, "migrate", "--from", str(home), "--all", "--json")
     assert code == 0, out
     again = json.loads(out[: out.rindex("}") + 1])["users"][0]["files"][0]
@@ -112,3 +113,4 @@ async def test_skip_hindsight_through_a_worker_sends_nothing_and_a_later_run_fil
     assert mirrored[user_bank] == (len(user_md), len(user_md))
     held = await hindsight.list_documents(user_bank, tags=[MIRROR_TAG, "target:user"])
     assert len(held) == len(user_md)  # the run waited for its retains
+    assert again["backup"] == "users/zhang/memory.json.bak" and not again["left_for_hindsight"]

@@ -375,6 +375,18 @@ async def test_skip_hindsight_retains_nothing_and_says_so(
     )
     await service.jobs.drain()
     assert mirror_document_id("user", "Hi") in fake.documents(USER_BANK)
+    # the history only a bank takes is still to send: the file waits for a run that does
+    (file,) = report.users[0].files
+    assert file.left_for_hindsight and file.backup is None
+    assert (home / "users/zhang/memory.json").exists()
+    assert any(line.strip().startswith("left in place:") for line in report.lines())
+    after = await migrate(service, home)
+    assert not after.failed
+    (file,) = after.users[0].files
+    history = [o for o in file.outcomes if o.origin.startswith("history.")]
+    assert [o.verdict for o in history] == [RETAINED] * 3
+    assert {o.verdict for o in file.outcomes if o.destination.endswith(".md")} == {PRESENT}
+    assert file.backup == "users/zhang/memory.json.bak" and not file.left_for_hindsight
 
 
 @pytest.mark.parametrize("skip", [True, False])
@@ -435,7 +447,7 @@ async def test_null_where_deerflow_had_nothing_is_empty_not_a_failure(
     data["user"]["personalContext"] = {"summary": None, "updatedAt": None}
     data["user"]["topOfMind"] = None
     data["history"]["recentMonths"]["summary"] = None
-    data["facts"][0].update(source=None, createdAt=None, id=None)
+    data["facts"][0].update(source=None, createdAt=None, id=None, category=None)
     write(home / "users/ada/memory.json", data)
     write(home / "users/bo/memory.json", {"user": None, "history": None, "facts": None})
     report = await migrate(service, home)
@@ -444,6 +456,65 @@ async def test_null_where_deerflow_had_nothing_is_empty_not_a_failure(
     assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Vim"]
     assert [o.verdict for o in report.users[0].files[0].outcomes] == [ADDED, ADDED]
     assert report.users[1].files[0].outcomes == [] and report.users[1].files[0].backup
+
+
+async def test_a_store_that_cannot_write_fails_the_file_and_leaves_it(
+    service: Service, home: Path
+) -> None:
+    """An error of the service is no verdict on the entry: the file is not kept as done."""
+    user_md = service.settings.data_dir / "users/ada/USER.md"
+    user_md.parent.mkdir(parents=True)
+    user_md.write_bytes(b"x" * (1024 * 1024 + 1))  # over the store's byte cap: never read
+    write(home / "users/ada/memory.json", ADA)
+    report = await migrate(service, home)
+    assert report.failed and report.as_dict()["failed_users"] == ["ada"]
+    (file,) = report.users[0].files
+    assert file.error is not None and "byte cap" in file.error
+    assert file.backup is None and (home / "users/ada/memory.json").exists()
+    assert "refused" not in {o.verdict for o in file.outcomes}
+
+
+async def test_a_file_deerflow_writes_during_the_run_is_left_for_the_next_one(
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write(home / "users/ada/memory.json", ADA)
+    later = {**ADA, "facts": [*ADA["facts"], fact("f9", "Moved to Lisbon", "context", 0.9)]}
+    writer = ToolWriter(service.client)
+    real_add = writer.add
+
+    async def add_while_deerflow_writes(*args: object, **kwargs: object) -> dict[str, object]:
+        if source.read_bytes() != json.dumps(later).encode():
+            source.write_text(json.dumps(later))  # DeerFlow's own write, mid-run
+        return await real_add(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "add", add_while_deerflow_writes)
+    report = await Migration(writer, service.runtime).run(find_sources(home))
+    (file,) = report.users[0].files
+    assert (
+        report.failed and file.error is not None and "changed while it was migrated" in file.error
+    )
+    assert (
+        json.loads(source.read_text()) == later and not source.with_name("memory.json.bak").exists()
+    )
+    again = await migrate(service, home)
+    assert not again.failed
+    assert "Moved to Lisbon" in entries(service, "users/ada/agents/default/MEMORY.md")
+    assert json.loads(source.with_name("memory.json.bak").read_text()) == later
+
+
+async def test_a_user_folder_that_is_a_link_out_of_the_home_fails_and_is_not_renamed(
+    service: Service, home: Path, tmp_path: Path
+) -> None:
+    outside = write(tmp_path / "elsewhere/victim/memory.json", ADA)
+    (home / "users").mkdir(parents=True)
+    (home / "users/mallory").symlink_to(outside.parent)
+    write(home / "users/ada/memory.json", ADA)
+    report = await migrate(service, home)
+    assert report.as_dict()["failed_users"] == ["mallory"]
+    (file,) = report.users[1].files
+    assert file.error is not None and "symbolic link" in file.error
+    assert outside.exists() and not outside.with_name("memory.json.bak").exists()
+    assert not (service.settings.data_dir / "users/mallory").exists()
 
 
 async def test_a_migration_beside_live_tool_writes_loses_neither_sides_writes(
