@@ -17,6 +17,9 @@ import argparse
 import asyncio
 import datetime
 import json
+import math
+import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -25,15 +28,19 @@ from typing import Any
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigLoader, shown
 from memsvc.errors import (
     InvalidInputError,
     MemoryServiceError,
+    MemoryUnavailableError,
     NotFoundError,
     PathEscapeError,
 )
+from memsvc.events import EVENT_TYPES
 from memsvc.heap import freeze_startup_heap
 from memsvc.ids import DEFAULT_THREAD, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
@@ -47,11 +54,42 @@ from memsvc.service.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe
 
-EXIT_OK, EXIT_TOOL_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_TOOL_FAILED, EXIT_BAD_INPUT, EXIT_UNAVAILABLE = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141  # as a shell reports SIGINT and SIGPIPE
 
 
 class UsageError(Exception):
     """Bad input to a command: reported on one line, exit code 2."""
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count of at least 1")
+    return value
+
+
+def _user_id(text: str) -> str:
+    try:
+        return validate_id("user_id", text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _stream_id(text: str) -> str:
+    if text in ("-", "+") or _STREAM_ID.fullmatch(text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not a log stream id (like 1717171717171-0)")
+
+
+_STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     prefetch = commands.add_parser("prefetch", help="print the text injected for a turn")
     identity(prefetch)
     prefetch.add_argument("--query", default="", help="the user's latest message")
-    prefetch.add_argument("--deadline", type=float, default=None, help="seconds to wait")
+    prefetch.add_argument("--deadline", type=_seconds, default=None, help="seconds to wait")
 
     reload = commands.add_parser("reload", help="refresh a thread's frozen snapshot now")
     identity(reload)
@@ -119,19 +157,19 @@ def _parser() -> argparse.ArgumentParser:
     log_cmd = commands.add_parser("log", help="read the event log (needs MEMSVC_REDIS_URL)")
     log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
     tail = log_sub.add_parser("tail", help="the newest entries, optionally following")
-    tail.add_argument("--user", default=None)
-    tail.add_argument("--type", default=None, help="event type, e.g. memory_write")
-    tail.add_argument("--limit", type=int, default=20)
+    tail.add_argument("--user", type=_user_id, default=None)
+    tail.add_argument("--type", choices=EVENT_TYPES, default=None, help="event type")
+    tail.add_argument("--limit", type=_count, default=20)
     tail.add_argument("--follow", action="store_true")
     tail.add_argument("--json", action="store_true", dest="as_json", help="one JSON per line")
 
     replay = commands.add_parser(
         "replay", help="re-apply logged writes to a data dir (needs MEMSVC_REDIS_URL)"
     )
-    replay.add_argument("--user", default=None, help="only this user's events")
-    replay.add_argument("--since", type=float, default=None, help="seconds ago")
-    replay.add_argument("--from", dest="start", default="-", help="first log stream id")
-    replay.add_argument("--to", dest="end", default="+", help="last log stream id")
+    replay.add_argument("--user", type=_user_id, default=None, help="only this user's events")
+    replay.add_argument("--since", type=_seconds, default=None, help="seconds ago")
+    replay.add_argument("--from", dest="start", type=_stream_id, default="-", help="first id")
+    replay.add_argument("--to", dest="end", type=_stream_id, default="+", help="last id")
     replay.add_argument("--into", default=None, help="data dir to write (should be new)")
     replay.add_argument("--base", default=None, help="copy these files into --into first")
     replay.add_argument(
@@ -181,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq_sub.add_parser("list", help="print the parked jobs with their payload and last error")
     retry = dlq_sub.add_parser("retry", help="queue parked jobs again, oldest first")
     retry.add_argument("--function", default=None, help="only jobs of this function")
-    retry.add_argument("--limit", type=int, default=None, help="at most this many")
+    retry.add_argument("--limit", type=_count, default=None, help="at most this many")
 
     dead = commands.add_parser(
         "dead-events", help="events no worker could process (needs MEMSVC_REDIS_URL)"
@@ -191,7 +229,7 @@ def _parser() -> argparse.ArgumentParser:
     again = dead_sub.add_parser(
         "retry", help="publish the events parked now again, each once, oldest first"
     )
-    again.add_argument("--limit", type=int, default=None, help="at most this many")
+    again.add_argument("--limit", type=_count, default=None, help="at most this many")
 
     commands.add_parser("demo", help="a short scripted tour of memsvc")
     return parser
@@ -571,10 +609,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(settings.log_level)
     try:
         if ns.command == "worker":
-            return _worker(settings, ns)
-        if ns.command == "serve":
-            return _serve(settings, ns)
-        return asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
+            code = _worker(settings, ns)
+        elif ns.command == "serve":
+            code = _serve(settings, ns)
+        else:
+            code = asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
+        sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
+        return code
+    except (MemoryUnavailableError, RedisConnectionError, RedisTimeoutError) as exc:
+        # not the caller's input: the same command may work once Redis is back
+        said = str(exc) if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {exc}"
+        sys.stderr.write(f"memsvc: {said}\n")
+        return EXIT_UNAVAILABLE
     except (
         UsageError,
         PathEscapeError,
@@ -587,8 +633,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         sys.stderr.write(f"memsvc: invalid input: {describe(exc)}\n")
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader went away (| head): nothing more to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # a path in the settings or the arguments that cannot be used
+        sys.stderr.write(f"memsvc: {exc}\n")
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        return EXIT_OK
+        sys.stderr.write("memsvc: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ class ServiceSettings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir)
     config: Path | None = None  # a config.yaml; defaults apply when unset
-    redis_url: str | None = None
+    # what redis-py connects to: refused here with the setting's name, not at first use
+    redis_url: str | None = Field(default=None, pattern=r"^$|^(redis|rediss|unix)://")
     redis_connect_timeout_seconds: PositiveFloat = 1.0  # a Redis that takes no connections
     # a command Redis does not answer; above the 1 s that inbox and stream reads block
     redis_timeout_seconds: float = Field(default=2.0, ge=1.5)

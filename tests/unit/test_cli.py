@@ -7,10 +7,12 @@ import fcntl
 import json
 import os
 import pty
+import socket
 import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Coroutine
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,94 @@ def test_bad_input_exits_2_with_one_line_on_stderr(
     assert out == ""
     assert err.startswith("memsvc: ") and err.count("\n") == 1
     assert not (data_dir.parent / "etc").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["prefetch", "--user", "u1", "--agent", "a1", "--deadline", "-1"],
+        ["prefetch", "--user", "u1", "--agent", "a1", "--deadline", "nan"],
+        ["log", "tail", "--user", "../x"],
+        ["log", "tail", "--limit", "-1"],
+        ["log", "tail", "--type", "bogus"],
+        ["replay", "--user", "u1", "--from", "bogus", "--into", "x"],
+        ["dead-events", "retry", "--limit", "0"],
+    ],
+)
+def test_arguments_no_command_can_use_are_refused_before_it_runs(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    _, err = capsys.readouterr()
+    assert exited.value.code == 2 and "error: argument" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["schemas", "--user", "u1", "--agent", "a1"],
+        ["log", "tail"],
+        ["explain", "--user", "u1", "tea"],
+        ["dead-events", "list"],
+        ["token", "list"],
+    ],
+)
+def test_redis_unreachable_exits_3_with_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """Not the caller's input (2): the same command may work once Redis is back."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    code, out, err = run(capsys, *argv)
+    assert code == 3 and out == ""
+    (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
+    assert line.startswith("memsvc: Redis unavailable") and "Traceback" not in err
+
+
+def test_settings_and_paths_that_cannot_be_used_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MEMSVC_REDIS_URL", "notaurl")
+    code, _, err = run(capsys, "schemas", "--user", "u1", "--agent", "a1")
+    assert code == 2 and err.startswith("memsvc: bad MEMSVC_* setting: redis_url")
+    monkeypatch.delenv("MEMSVC_REDIS_URL")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    monkeypatch.setenv("MEMSVC_DATA_DIR", str(a_file))
+    code, _, err = run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", "{}")
+    assert code == 2 and err.startswith("memsvc: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_an_interrupted_command_says_so_and_exits_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(command: Coroutine[object, object, int]) -> int:
+        command.close()  # Ctrl-C before it ran
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("memsvc.cli.asyncio.run", interrupted)
+    code, _, err = run(capsys, "schemas", "--user", "u1", "--agent", "a1")
+    assert code == 130 and err == "memsvc: interrupted\n"
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(data_dir: Path) -> None:
+    """``memsvc ... | head``: the exit status a shell gives SIGPIPE, and no traceback."""
+    script = "import sys; from memsvc.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, "schemas", "--user", "u1", "--agent", "a1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "MEMSVC_DATA_DIR": str(data_dir)},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
 
 
 def test_config_prints_values_and_sources_without_secrets(
