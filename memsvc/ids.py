@@ -13,6 +13,8 @@ too, so a data dir on an SMB share or a Windows host stays safe.
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 import unicodedata
 from typing import Literal
 
@@ -84,6 +86,21 @@ def validate_id(kind: IdKind, value: object) -> str:
     if reason is not None:
         raise InvalidIdError(kind, value, reason)
     return value
+
+
+def id_for(kind: IdKind, value: str) -> str:
+    """A safe id standing for one chosen outside memsvc (a LangGraph thread id such as
+    ``user-1:conv-2`` or ``slack/C1/17.1``): the id itself when it is safe, else its
+    letters, digits, ``-`` and ``_`` with a digest of the whole, so the same outside id
+    always maps to the same one and two never share one."""
+    if _reason(value) is None:
+        return value
+    kept = _OUTSIDE.sub("-", value).strip("-_")[:64] or kind.split("_")[0]
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return validate_id(kind, f"{kept}-{digest}")
+
+
+_OUTSIDE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def validate_optional_id(kind: IdKind, value: object) -> str:

@@ -21,7 +21,8 @@ One ``ainvoke`` is one turn:
   final answer, without tool calls and scrubbed of recalled memory.
 
 Ids come from the run alone (``runtime.context``; the thread from the context, else
-the checkpointer's thread, else ``config["configurable"]["thread_id"]``), so one
+the checkpointer's thread, else ``config["configurable"]["thread_id"]``, which, being
+the application's, may have any shape: :func:`memsvc.ids.id_for` stands for it), so one
 middleware serves concurrent runs of many users. What a turn fetched is held until
 the turn ends, keyed by (user, agent, thread, human message id), and never put in
 graph state: LangGraph streams even an untracked, private state channel (``values``,
@@ -75,7 +76,7 @@ from langgraph.types import Command
 from memsvc.client import MemoryClient, PrefetchContext
 from memsvc.errors import AsyncOnlyError, InvalidInputError, MemoryServiceError
 from memsvc.events import MAX_EVENT_BYTES, MAX_QUERY_CHARS, MAX_TURN_CHARS
-from memsvc.ids import DEFAULT_THREAD, InvalidIdError, validate_id
+from memsvc.ids import DEFAULT_THREAD, InvalidIdError, id_for, validate_id
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, scrub
 
 __all__ = ["MemoryContext", "MemoryMiddleware", "MemoryState"]
@@ -244,16 +245,21 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 "ainvoke, or build MemoryMiddleware(client, default_user_id=...)",
             )
         info = runtime.execution_info
-        thread = (
-            _field(context, "thread_id")
-            or (info.thread_id if info is not None else None)
-            or get_config().get("configurable", {}).get("thread_id")
-            or DEFAULT_THREAD
-        )
+        # the graph's thread id is the application's, in any shape: memsvc's stands for it
+        graph_thread = (info.thread_id if info is not None else None) or get_config().get(
+            "configurable", {}
+        ).get("thread_id")
+        named = _field(context, "thread_id")
         return _Ids(
             user_id=validate_id("user_id", user),
             agent_id=validate_id("agent_id", _field(context, "agent_id") or DEFAULT_AGENT),
-            thread_id=validate_id("thread_id", thread),
+            thread_id=(
+                validate_id("thread_id", named)
+                if named
+                else id_for("thread_id", str(graph_thread))
+                if graph_thread
+                else DEFAULT_THREAD
+            ),
         )
 
     async def _turn(self, ids: _Ids, messages: Sequence[AnyMessage]) -> _Turn:

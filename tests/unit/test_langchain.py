@@ -22,7 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from memsvc.errors import AsyncOnlyError, MemoryUnavailableError
 from memsvc.hindsight.client import HindsightClient, RetainItem
 from memsvc.hindsight.fake import FakeHindsight
-from memsvc.ids import InvalidIdError
+from memsvc.ids import InvalidIdError, id_for
 from memsvc.integrations.langchain import MemoryContext, MemoryMiddleware
 from memsvc.service.eventlog import LogEntry
 from memsvc.settings import ServiceSettings
@@ -352,6 +352,30 @@ async def test_ids_come_from_the_run_a_dict_context_and_the_configs_thread(
         ("u1", "a1", "from-context"),
         ("u1", "default", "default"),
     ]
+
+
+@pytest.mark.parametrize("thread", ["user-1:conv-2", "slack/C1/1700.1", "with space", "x" * 200])
+async def test_a_graph_thread_of_any_shape_gets_memory_under_an_id_standing_for_it(
+    service: Service, thread: str
+) -> None:
+    """The application names its LangGraph threads: memory never breaks a run for that."""
+    await remember(service, "Prefers short answers")
+    agent, model = build(service)
+    first = await turn(agent, "hello", thread=thread)
+    second = await turn(agent, "again", thread=thread)
+    assert [r.human for r in model.requests] == ["hello", "again"]
+    assert all("Prefers short answers" in r.system for r in model.requests)
+    standing = id_for("thread_id", thread)
+    assert standing != thread and standing == id_for("thread_id", thread)
+    assert await recorded_turns(service, 2, thread=standing) == [
+        ("hello", first["messages"][-1].text),
+        ("again", second["messages"][-1].text),
+    ]
+    await turn(agent, "other", thread=thread + "!")  # another thread: another session
+    other = id_for("thread_id", thread + "!")
+    assert other != standing
+    assert [user for user, _ in await recorded_turns(service, 1, thread=other)] == ["other"]
+    assert len(await logged(service, "sync_turn", standing)) == 2
 
 
 async def test_a_thread_forked_from_another_ones_checkpoint_is_its_branch(
