@@ -196,6 +196,7 @@ class MemoryClient:
         self._inbox = self._keys.inbox(uuid.uuid4().hex)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._listener: asyncio.Task[None] | None = None
+        self._outbox: Outbox | None = None
         self._owns_redis = redis is None
         self._state = ClientState.UNOPENED
 
@@ -247,7 +248,7 @@ class MemoryClient:
     async def aclose(self) -> None:
         """Close; writes still waiting for Redis to confirm them get up to
         ``MEMSVC_REDIS_TIMEOUT_SECONDS`` first (see :mod:`memsvc.outbox`)."""
-        if self._state is ClientState.OPENED:
+        if self._outbox is not None:
             await self._outbox.close(grace=self._settings.redis_timeout_seconds)
         self._state = ClientState.CLOSED
         if self._listener is not None:
@@ -715,14 +716,25 @@ class MemoryClient:
         if self._state is ClientState.CLOSED:
             raise ClientStateError("this MemoryClient is closed; open a new one")
 
-    async def _publish(self, event: Any, *, order: str | None = None, keep: bool = False) -> None:
+    async def _publish(
+        self,
+        event: Any,
+        *,
+        order: str | None = None,
+        keep: bool = False,
+        within: float | None = None,
+    ) -> None:
         """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`.
 
-        ``keep``: a write its event id guards, which its caller is told is queued when
-        Redis does not confirm it in time; the outbox then publishes it until Redis does.
+        ``within``: the caller's deadline, when it comes before Redis' timeout. ``keep``:
+        a write its event id guards, which its caller is told is queued when Redis does
+        not confirm it in time; the outbox then publishes it until Redis does. A caller
+        cancelled meanwhile was told nothing, and nothing is kept for it.
         """
         self._require_open()
         seconds = self._settings.redis_timeout_seconds
+        if within is not None:
+            seconds = min(seconds, within)
         attempt = asyncio.ensure_future(self._bus.publish(event, order=order)) if keep else None
         try:
             # the whole publish, also the wait for a pool connection other calls are opening
@@ -731,14 +743,17 @@ class MemoryClient:
                     await asyncio.shield(attempt)
                 else:
                     await self._bus.publish(event, order=order)
-        except (TimeoutError, RedisTimeoutError, asyncio.CancelledError) as exc:
+        except (TimeoutError, RedisTimeoutError) as exc:
             if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
+                assert self._outbox is not None  # opened
                 self._outbox.keep(event, attempt)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
             if isinstance(exc, RedisTimeoutError):
                 raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
             raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
+        except asyncio.CancelledError:
+            if attempt is not None:
+                attempt.cancel()
+            raise
         except REDIS_DOWN as exc:
             raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
 
@@ -751,16 +766,18 @@ class MemoryClient:
         still be delivered, and with ``keep`` it is published until it is: see
         :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it.
         """
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + seconds
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[event.id] = future
         try:
-            async with asyncio.timeout(seconds):
-                try:
-                    await self._publish(event, keep=keep)
-                except MemoryUnavailableError as exc:
-                    if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
-                        raise
-                    # maybe sent, not confirmed: Redis may still take it, and a reply come
+            try:
+                await self._publish(event, keep=keep, within=seconds)
+            except MemoryUnavailableError as exc:
+                if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
+                    raise
+                # maybe sent, not confirmed: Redis may still take it, and a reply come
+            async with asyncio.timeout_at(ends):
                 return await future
         except TimeoutError:
             return None

@@ -11,8 +11,9 @@ may then arrive twice, which its event id makes harmless: the store applies it
 once (receipts), and replay once.
 
 Only writes whose event id guards them are kept: another tool's call, published
-twice, could act twice. What is still unconfirmed when the client closes is given
-a moment, then logged by event id as not published.
+twice, could act twice. A write still unconfirmed when the client closes (after a
+moment's grace) or its event loop ends is logged by event id
+(``write_not_confirmed``): it may have reached Redis, or not.
 """
 
 from __future__ import annotations
@@ -36,10 +37,14 @@ class Outbox:
         self._bus = bus
         self._timeout = timeout
         self._keepers: dict[str, asyncio.Task[None]] = {}
+        self._closed = False
 
     def keep(self, event: Any, attempt: asyncio.Future[Any]) -> None:
         """Publish ``event`` again until Redis confirms it; ``attempt`` is the publish
         still in flight (it may yet be confirmed, and then nothing more is sent)."""
+        if self._closed:  # the client is closing: nothing would try again
+            log.error("write_not_confirmed", event_id=event.id, type=event.type)
+            return
         if event.id in self._keepers:
             return
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
@@ -54,39 +59,33 @@ class Outbox:
 
     async def _until_confirmed(self, event: Any, attempt: asyncio.Future[Any]) -> None:
         outage = Outage("write_publish_retry", cap=5.0, event_id=event.id)
-        while True:
-            try:
-                async with asyncio.timeout(self._timeout):
-                    await asyncio.shield(attempt)
-            except asyncio.CancelledError:
-                attempt.cancel()  # closing: the attempt's outcome is no longer heard
-                raise
-            except Exception as exc:  # not confirmed: another copy after a pause
-                if not attempt.done():
-                    attempt.add_done_callback(_retrieve)  # left to end on its own
-                await outage.wait(exc)
-                attempt = asyncio.ensure_future(self._bus.publish(event))
-                continue
-            outage.over()
-            log.info("write_unconfirmed_published", event_id=event.id)
-            return
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(self._timeout):
+                        await asyncio.shield(attempt)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # not confirmed: another copy after a pause
+                    await outage.wait(exc)
+                    attempt = asyncio.ensure_future(self._bus.publish(event))
+                    continue
+                outage.over()
+                log.info("write_unconfirmed_published", event_id=event.id)
+                return
+        except asyncio.CancelledError:  # the client closed, or its loop ended
+            attempt.cancel()
+            log.error("write_not_confirmed", event_id=event.id, type=event.type)
+            raise
 
     async def close(self, grace: float) -> None:
-        """Wait up to ``grace`` seconds for the writes still kept, then give them up
-        (logged by event id: they were never confirmed in Redis)."""
-        if not self._keepers:
+        """Keep no more writes; wait up to ``grace`` seconds for those kept, then give
+        them up (each logged)."""
+        self._closed = True
+        keepers = list(self._keepers.values())
+        if not keepers:
             return
-        keepers = list(self._keepers.items())
-        await asyncio.wait([task for _, task in keepers], timeout=grace)
-        lost = [event_id for event_id, task in keepers if not task.done()]
-        for _, task in keepers:
+        await asyncio.wait(keepers, timeout=grace)
+        for task in keepers:
             task.cancel()
-        await asyncio.gather(*(task for _, task in keepers), return_exceptions=True)
-        if lost:
-            log.error("writes_not_published", event_ids=lost, waited_seconds=grace)
-
-
-def _retrieve(attempt: asyncio.Future[Any]) -> None:
-    """An abandoned attempt's error is expected: read, so asyncio does not report it."""
-    if not attempt.cancelled():
-        attempt.exception()
+        await asyncio.gather(*keepers, return_exceptions=True)
