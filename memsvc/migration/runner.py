@@ -411,26 +411,46 @@ class Migration:
 
 
 def _back_up(source: Source, read: bytes) -> str:
-    """``memory.json`` -> ``memory.json.bak``, never over an older backup that differs, and
-    only as it was read: DeerFlow may have written it meanwhile (it may still be running),
-    and what it added was not migrated. Such a file is put back (unless DeerFlow wrote
-    another since) and fails, to be migrated by the next run."""
+    """``memory.json`` -> ``memory.json.bak``, only as it was read: DeerFlow may have
+    written it meanwhile (it may still be running), and what it added was not migrated.
+    Such a file is put back (unless DeerFlow wrote another since) and fails, to be
+    migrated by the next run.
+
+    An older backup is never replaced: beside one, the file goes to a name of its own
+    (dropped again when the two are the same bytes), and a crash at any step leaves
+    ``memory.json`` or a ``memory.json.bak`` for the next run to find.
+    """
     backup = source.backup
-    if backup.exists() and backup.read_bytes() != read:
+    if backup.exists():
         backup = source.path.with_name(f"{MEMORY_JSON}.{time.time_ns()}.bak")
     os.replace(source.path, backup)
     if backup.read_bytes() != read:
-        try:
-            os.link(backup, source.path)  # refused when a newer memory.json is there already
-        except FileExistsError:
-            pass
-        else:
-            os.unlink(backup)
+        _put_back(backup, source.path)
         raise MigrationSourceError(
             f"{source.relative} changed while it was migrated (is DeerFlow still writing it?): "
             "left for the next run"
         )
+    if backup != source.backup and source.backup.read_bytes() == read:
+        backup.unlink()  # the older backup holds the same bytes
+        backup = source.backup
     return str(Path(source.relative).with_name(backup.name))
+
+
+def _put_back(moved: Path, path: Path) -> None:
+    """``moved`` back at ``path``, unless DeerFlow wrote a newer file there since (then
+    ``moved`` stays a backup). Never over a file: a hard link, or where the file system
+    has none (vfat, some network mounts) a new file created exclusively."""
+    try:
+        try:
+            os.link(moved, path)
+        except FileExistsError:
+            raise
+        except OSError:
+            with open(path, "xb") as restored:
+                restored.write(moved.read_bytes())
+    except FileExistsError:
+        return
+    moved.unlink()
 
 
 @contextlib.asynccontextmanager

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -478,28 +480,83 @@ async def test_a_file_deerflow_writes_during_the_run_is_left_for_the_next_one(
     service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = write(home / "users/ada/memory.json", ADA)
-    later = {**ADA, "facts": [*ADA["facts"], fact("f9", "Moved to Lisbon", "context", 0.9)]}
-    writer = ToolWriter(service.client)
-    real_add = writer.add
-
-    async def add_while_deerflow_writes(*args: object, **kwargs: object) -> dict[str, object]:
-        if source.read_bytes() != json.dumps(later).encode():
-            source.write_text(json.dumps(later))  # DeerFlow's own write, mid-run
-        return await real_add(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(writer, "add", add_while_deerflow_writes)
+    writer = deerflow_writes_during_the_run(service, monkeypatch, source, LATER)
     report = await Migration(writer, service.runtime).run(find_sources(home))
     (file,) = report.users[0].files
     assert (
         report.failed and file.error is not None and "changed while it was migrated" in file.error
     )
-    assert (
-        json.loads(source.read_text()) == later and not source.with_name("memory.json.bak").exists()
-    )
+    assert json.loads(source.read_text()) == LATER
+    assert not source.with_name("memory.json.bak").exists()
     again = await migrate(service, home)
     assert not again.failed
     assert "Moved to Lisbon" in entries(service, "users/ada/agents/default/MEMORY.md")
-    assert json.loads(source.with_name("memory.json.bak").read_text()) == later
+    assert json.loads(source.with_name("memory.json.bak").read_text()) == LATER
+
+
+def deerflow_writes_during_the_run(
+    service: Service, monkeypatch: pytest.MonkeyPatch, source: Path, later: dict[str, Any]
+) -> ToolWriter:
+    """A writer whose first add lets DeerFlow write ``later`` into ``source`` first."""
+    writer = ToolWriter(service.client)
+    real_add = writer.add
+
+    def deerflow_writes() -> None:  # once: its own write, mid-run
+        if source.read_bytes() != json.dumps(later).encode():
+            source.write_text(json.dumps(later))
+
+    async def add(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        deerflow_writes()
+        return await real_add(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "add", add)
+    return writer
+
+
+LATER = {**ADA, "facts": [*ADA["facts"], fact("f9", "Moved to Lisbon", "context", 0.9)]}
+
+
+@pytest.mark.parametrize("links", [True, False])
+async def test_a_changed_file_is_put_back_and_an_identical_older_backup_kept(
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    """``links=False``: a file system without hard links (vfat, some network mounts)."""
+    source = write(home / "users/ada/memory.json", ADA)
+    older = write(home / "users/ada/memory.json.bak", ADA)  # an earlier run's, same bytes
+    older_bytes = older.read_bytes()
+    if not links:
+
+        def no_links(*_: object, **__: object) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_links)
+    # the file names no .bak as done: the older backup beside it is an earlier run's
+    (found,) = find_sources(home)["ada"]
+    writer = deerflow_writes_during_the_run(service, monkeypatch, source, LATER)
+    report = await Migration(writer, service.runtime).run({"ada": [found]})
+    assert report.failed and "changed while it was migrated" in str(report.users[0].files[0].error)
+    assert json.loads(source.read_text()) == LATER
+    assert sorted(p.name for p in source.parent.iterdir()) == ["memory.json", "memory.json.bak"]
+    assert older.read_bytes() == older_bytes
+
+
+async def test_a_newer_file_deerflow_wrote_while_one_was_put_back_stays(
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write(home / "users/ada/memory.json", ADA)
+    newest = {**LATER, "facts": [*LATER["facts"], fact("f10", "Has a cat", "context", 0.9)]}
+    real_link = os.link
+
+    def deerflow_first(src: Any, dst: Any, **kwargs: Any) -> None:
+        Path(dst).write_text(json.dumps(newest))  # written between the rename and the link
+        real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", deerflow_first)
+    writer = deerflow_writes_during_the_run(service, monkeypatch, source, LATER)
+    report = await Migration(writer, service.runtime).run(find_sources(home))
+    assert report.failed
+    assert json.loads(source.read_text()) == newest  # never overwritten
+    assert json.loads(source.with_name("memory.json.bak").read_text()) == LATER  # nothing lost
 
 
 async def test_a_user_folder_that_is_a_link_out_of_the_home_fails_and_is_not_renamed(
