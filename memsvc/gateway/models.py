@@ -190,7 +190,7 @@ class UnloggedEntry(BaseModel):
 class LogReach(BaseModel):
     records: int = Field(description="the caller's own records in the log")
     trimmed: bool = Field(description="the log has trimmed away older records")
-    oldest_at: float | None
+    oldest_at: float | None = Field(description="the time of the caller's oldest record in it")
 
 
 class Explanation(BaseModel):

@@ -129,18 +129,6 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
     )
 
 
-@dataclass(frozen=True)
-class LogReach:
-    """How far back the log goes: what tells an entry older than the log from one it never saw.
-
-    Of the log every user shares, it gives no count: one user's view of it must not
-    tell how busy the others are.
-    """
-
-    trimmed: bool  # older records were trimmed away (by count or by age)
-    oldest_at: float | None  # the time of the oldest record kept
-
-
 class EventLog:
     """Every event with its outcome, in a capped Redis Stream: what ``memsvc log`` and ``replay``
     read.
@@ -184,17 +172,13 @@ class EventLog:
             last = rows[-1][0].decode()
             cursor = "(" + last
 
-    async def reach(self) -> LogReach:
+    async def trimmed(self) -> bool:
+        """Whether the log has dropped older records (by count or by age)."""
         try:
             info = await self._redis.xinfo_stream(self._key)
         except ResponseError:  # no log yet
-            return LogReach(trimmed=False, oldest_at=None)
-        records = int(info["length"])
-        first = info.get("first-entry")
-        return LogReach(
-            trimmed=int(info.get("entries-added", records)) > records,
-            oldest_at=_entry(*first).at if first else None,
-        )
+            return False
+        return int(info.get("entries-added", info["length"])) > int(info["length"])
 
     async def tail(
         self, count: int, where: Callable[[LogEntry], bool] | None = None, *, batch: int = 500

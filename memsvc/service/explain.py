@@ -21,7 +21,7 @@ from typing import Any
 from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
-from memsvc.service.eventlog import WRITES, LogEntry, LogReach
+from memsvc.service.eventlog import WRITES, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.store.edits import Action, Change
 
@@ -63,6 +63,18 @@ class EntryHistory:
         return self.steps[0].action == "add"
 
 
+@dataclass(frozen=True)
+class LogReach:
+    """How far back the log goes for one user: what tells an entry older than the log from
+    one it never saw. Counted from the user's own records only: through the log every
+    user shares, one must not watch how busy the others are (though how soon a user's
+    own old records leave a log bounded by count still depends on everyone's)."""
+
+    records: int  # the user's records in the log
+    trimmed: bool  # the log has dropped older records (by count or by age)
+    oldest_at: float | None  # the time of the user's oldest record in it
+
+
 @dataclass
 class Explanation:
     """The histories of the entries that match ``text``, and what the log cannot tell."""
@@ -71,7 +83,6 @@ class Explanation:
     agent_id: str | None
     text: str
     reach: LogReach
-    records: int = 0  # the user's own records in the log
     entries: list[EntryHistory] = field(default_factory=list)
     unlogged: list[tuple[str, str]] = field(default_factory=list)  # (file, entry) no write names
 
@@ -90,17 +101,19 @@ class Explanation:
                     f"{_when(first.at)}."
                 )
         for name, _ in self.unlogged:
-            since = f"its oldest record ({oldest})" if oldest else "its first record"
+            since = f"the log's oldest record of {self.user_id} ({oldest})" if oldest else "it"
             notes.append(
                 f"{name} holds a matching entry that no logged write made: it was written "
                 f"before {since}, or outside memsvc (by hand, by Hermes)."
             )
         if oldest is None:
-            notes.append("The event log is empty.")
+            notes.append(f"The event log holds no record of {self.user_id}.")
         elif self.reach.trimmed:
-            notes.append(f"The log has dropped older records; it reaches back to {oldest}.")
+            notes.append(
+                f"The log has dropped older records; its oldest of {self.user_id} is from {oldest}."
+            )
         else:
-            notes.append(f"The log holds every record since {oldest}.")
+            notes.append(f"The log holds every record of {self.user_id} since {oldest}.")
         return notes
 
     def as_dict(self) -> dict[str, Any]:
@@ -118,7 +131,7 @@ class Explanation:
                 for history in self.entries
             ],
             "unlogged": [{"file": name, "entry": entry} for name, entry in self.unlogged],
-            "log": {"records": self.records, **asdict(self.reach)},
+            "log": asdict(self.reach),
             "notes": self.notes(),
         }
 
@@ -202,11 +215,12 @@ async def explain(
     followed = _Histories()
     seen: set[str] = set()
     agents = {agent_id} if agent_id is not None else set()
-    records = 0
+    records, oldest_at = 0, None
     async for entry in runtime.log.entries():
         if entry.user_id != user_id:
             continue
         records += 1
+        oldest_at = entry.at if oldest_at is None else oldest_at
         if entry.type not in WRITES or entry.outcome != "ok":
             continue
         if entry.event_id in seen:  # a stalled worker's late second record of one write
@@ -223,7 +237,8 @@ async def explain(
     if agent_id is None:
         agents |= _agents_on_disk(runtime, user_id)
     current = await _current(runtime, user_id, sorted(agents))
-    explanation = Explanation(user_id, agent_id, text, await runtime.log.reach(), records)
+    reach = LogReach(records, await runtime.log.trimmed(), oldest_at)
+    explanation = Explanation(user_id, agent_id, text, reach)
     explained: set[tuple[str, str]] = set()
     for name, live_text, steps in followed.histories():
         if name not in current:

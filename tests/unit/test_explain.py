@@ -57,7 +57,7 @@ async def test_an_entry_is_followed_through_its_replacements_to_its_removal(
     assert history.now is None
     assert [s.action for s in history.steps] == ["add", "replace", "replace", "remove"]
     assert history.steps[-1].before == "Likes 龙井 green tea" and history.steps[-1].after is None
-    assert gone.notes()[-1].startswith("The log holds every record since ")
+    assert gone.notes()[-1].startswith("The log holds every record of u1 since ")
 
 
 async def test_an_agents_private_notes_are_searched_only_for_that_agent(service: Service) -> None:
@@ -94,21 +94,30 @@ async def test_it_says_when_the_log_no_longer_reaches_back(service: Service) -> 
     assert not history.reaches_back and history.steps[0].action == "replace"
     notes = found.notes()
     assert any("does not reach back to the write that created this entry" in n for n in notes)
-    assert any(n.startswith("The log has dropped older records; it reaches back") for n in notes)
+    assert any(n.startswith("The log has dropped older records; its oldest of u1") for n in notes)
     assert found.as_dict()["log"]["trimmed"] is True
 
 
-async def test_what_it_says_of_the_log_tells_nothing_of_other_users(service: Service) -> None:
-    await call(service, "a1", "t1", action="add", target="user", content="Works in Hangzhou")
-    before = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
-    for i in range(3):
+async def u2_writes(service: Service, n: int) -> None:
+    for i in range(n):
         args = {"action": "add", "target": "user", "content": f"Lives in Hangzhou {i}"}
         assert (await service.client.call_tool("u2", "a1", "t1", "memory", args))["success"]
-    await service.client.sync_turn("u2", "a1", "t1", user_content="q", assistant_content="a")
-    after = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
-    assert after == before
+
+
+async def test_what_it_says_of_the_log_tells_nothing_of_other_users(service: Service) -> None:
+    await u2_writes(service, 3)
+    await call(service, "a1", "t1", action="add", target="user", content="Works in Hangzhou")
+    before = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
     mine = [entry for entry in await service.log() if entry.user_id == "u1"]
-    assert before["log"]["records"] == len(mine) > 0
+    assert before["log"] == {"records": len(mine), "trimmed": False, "oldest_at": mine[0].at}
+    await u2_writes(service, 2)
+    await service.client.sync_turn("u2", "a1", "t1", user_content="q", assistant_content="a")
+    assert (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict() == before
+    # the log drops u2's oldest records: the log's horizon moves, u1's does not
+    total = len(await service.log())
+    await service.redis.xtrim(service.runtime.keys.log, maxlen=total - 2, approximate=False)
+    after = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
+    assert after["log"] == {**before["log"], "trimmed": True}
     assert [h["now"] for h in after["entries"]] == ["Works in Hangzhou"]
 
 
