@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from redis.exceptions import AuthenticationError, AuthorizationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -90,6 +91,7 @@ def _stream_id(text: str) -> str:
 
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
+_REDIS_REFUSED = (AuthenticationError, AuthorizationError)  # connection errors, to redis-py
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -616,7 +618,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
         return code
-    except (MemoryUnavailableError, RedisConnectionError, RedisTimeoutError) as exc:
+    except (MemoryUnavailableError, RedisConnectionError, RedisTimeoutError, TimeoutError) as exc:
+        if isinstance(exc, _REDIS_REFUSED) or isinstance(exc.__cause__, _REDIS_REFUSED):
+            # credentials in MEMSVC_REDIS_URL: no retry fixes them
+            sys.stderr.write(f"memsvc: Redis refused MEMSVC_REDIS_URL's credentials: {exc}\n")
+            return EXIT_BAD_INPUT
         # not the caller's input: the same command may work once Redis is back
         said = str(exc) if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {exc}"
         sys.stderr.write(f"memsvc: {said}\n")

@@ -12,7 +12,8 @@ import struct
 import subprocess
 import sys
 import termios
-from collections.abc import Coroutine
+import threading
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,47 @@ def test_redis_unreachable_exits_3_with_one_line(
     assert code == 3 and out == ""
     (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
     assert line.startswith("memsvc: Redis unavailable") and "Traceback" not in err
+
+
+@pytest.fixture
+def refusing_redis() -> Iterator[int]:
+    """A server that answers every command as Redis answers a wrong password."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn, contextlib.suppress(OSError):
+                while conn.recv(4096):
+                    conn.sendall(b"-WRONGPASS invalid username-password pair\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@pytest.mark.parametrize("argv", [["log", "tail"], ["schemas", "--user", "u1", "--agent", "a1"]])
+def test_credentials_redis_refuses_exit_2_not_3(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    refusing_redis: int,
+    argv: list[str],
+) -> None:
+    """A wrong password is the setting's fault: no retry fixes it."""
+    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://:wrong@127.0.0.1:{refusing_redis}/0")
+    code, _, err = run(capsys, *argv)
+    (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
+    assert code == 2 and line.startswith("memsvc: Redis refused MEMSVC_REDIS_URL's credentials")
 
 
 def test_settings_and_paths_that_cannot_be_used_exit_2_with_one_line(
