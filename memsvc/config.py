@@ -464,7 +464,11 @@ class ConfigLoader:
             if not any(f == field or f.startswith(f"{field}.") for f in USER_WRITABLE_FIELDS):
                 raise _not_writable("the update", field)
         path = self._layout.anchored(self._user_path(user_id))
-        current = check_override(await _read_json_layer(path), path.relative)
+        current = await _read_json_layer(path)
+        if not isinstance(current, dict):
+            raise ConfigError(f"{path.relative}: must be a JSON object")
+        # what is stored is checked with the change applied: a change may be what puts a
+        # stored value right (one a newer release refuses, as a bound tightened)
         updated = check_override(merge_patch(current, changes), "the update")
         data = json.dumps(updated, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8")
         await write_atomic(path, data)

@@ -103,6 +103,22 @@ async def test_a_user_override_of_a_protected_field_is_refused_by_name(
         await ConfigLoader(layout).effective("u1")
 
 
+async def test_a_stored_value_now_refused_can_be_put_right_by_the_update_that_changes_it(
+    layout: DataLayout,
+) -> None:
+    """An override stored before a bound tightened: serving leaves the layer out (named in
+    ``problems``), and the update that sets the field again is taken, not refused with it."""
+    write_json(layout.user_config("u1"), {"injection": {"max_tokens": 2_000_000, "enabled": False}})
+    loader = ConfigLoader(layout)
+    served = await loader.effective("u1", strict=False)
+    assert "injection.max_tokens" in served.problems[0]
+    with pytest.raises(ConfigError, match=r"injection\.max_tokens"):  # another field alone
+        await loader.update_user("u1", {"injection": {"include_hindsight": False}})
+    fixed = await loader.update_user("u1", {"injection": {"max_tokens": 1000}})
+    assert fixed.config.injection.max_tokens == 1000 and fixed.config.injection.enabled is False
+    assert fixed.sources["injection.enabled"] == "user" and not fixed.problems
+
+
 async def test_global_overrides_are_held_to_the_whitelist_too(layout: DataLayout) -> None:
     write_json(layout.global_overrides(), {"security": {"scan_content": False}})
     with pytest.raises(
