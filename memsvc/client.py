@@ -781,6 +781,10 @@ class MemoryClient:
                 return await future
         except TimeoutError:
             return None
+        except asyncio.CancelledError:  # never told its write is queued: nothing goes on
+            if keep and self._outbox is not None:
+                self._outbox.drop(event.id)
+            raise
         finally:
             self._pending.pop(event.id, None)
 

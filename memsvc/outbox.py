@@ -52,6 +52,13 @@ class Outbox:
         self._keepers[event.id] = task
         task.add_done_callback(lambda _: self._keepers.pop(event.id, None))
 
+    def drop(self, event_id: str) -> None:
+        """Stop publishing ``event_id``: its caller was cancelled before it was answered,
+        so it was never told the write is queued (a copy sent already may still land)."""
+        keeper = self._keepers.get(event_id)
+        if keeper is not None:
+            keeper.cancel()
+
     @property
     def waiting(self) -> list[str]:
         """The event ids not confirmed yet."""

@@ -23,10 +23,15 @@ Publish = Callable[..., Awaitable[str]]
 
 
 def first_publish(
-    monkeypatch: pytest.MonkeyPatch, client: MemoryClient, instead: Callable[[Publish, Any], Any]
+    monkeypatch: pytest.MonkeyPatch,
+    client: MemoryClient,
+    instead: Callable[[Publish, Any], Any],
+    *,
+    every: bool = False,
 ) -> list[str]:
-    """The client's first publish of a memory write goes through ``instead(real, event)``;
-    the others through Redis. Returns the ids of the writes published, in order."""
+    """The client's first publish of a memory write (``every``: each one) goes through
+    ``instead(real, event)``; the others through Redis. Returns the ids of the writes
+    published, in order."""
     bus = client.bus
     real = bus.publish
     published: list[str] = []
@@ -34,7 +39,7 @@ def first_publish(
     async def publish(event: Any, **kwargs: Any) -> str:
         if isinstance(event, MemoryWriteEvent):
             published.append(event.id)
-            if len(published) == 1:
+            if every or len(published) == 1:
                 return await instead(real, event)  # type: ignore[no-any-return]
         return await real(event, **kwargs)
 
@@ -113,11 +118,17 @@ async def test_a_write_refused_at_once_is_not_kept(
 async def test_a_client_closing_with_a_write_redis_never_took_names_it(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    given_up: list[str] = []
+
     async def never(real: Publish, event: Any) -> str:
-        await asyncio.Event().wait()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            given_up.append(event.id)
+            raise
         raise AssertionError("unreachable")
 
-    first_publish(monkeypatch, service.client, never)
+    first_publish(monkeypatch, service.client, never, every=True)
     result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.2)
     assert result["pending"] is True
     assert service.client._outbox.waiting == [result["event_id"]]
@@ -126,6 +137,8 @@ async def test_a_client_closing_with_a_write_redis_never_took_names_it(
     (lost,) = [line for line in logs if line["event"] == "write_not_confirmed"]
     assert lost["event_id"] == result["event_id"]
     assert not service.client._outbox.waiting
+    await asyncio.sleep(0)
+    assert given_up and set(given_up) == {result["event_id"]}  # no attempt left running
 
 
 async def test_a_write_found_unconfirmed_as_the_client_closes_is_named_not_kept(
@@ -168,6 +181,39 @@ async def test_a_caller_cancelled_before_its_answer_leaves_nothing_kept(
         await call
     await asyncio.sleep(1.0)  # past when the publish would have landed
     assert len(published) == 1 and not service.client._outbox.waiting
+    assert not (service.settings.data_dir / "users/u1/USER.md").exists()
+
+
+async def test_a_caller_cancelled_while_it_waits_for_the_reply_leaves_nothing_kept(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past Redis' timeout the write was kept, and the caller waits on for its reply: a
+    cancellation then takes it back out of the outbox."""
+
+    async def never(real: Publish, event: Any) -> str:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    published = first_publish(monkeypatch, service.client, never)
+    seconds = service.settings.redis_timeout_seconds
+    call = asyncio.create_task(
+        service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=seconds + 30)
+    )
+
+    async def kept() -> bool:
+        return bool(service.client._outbox.waiting)
+
+    await until(kept)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+    async def dropped() -> bool:
+        return not service.client._outbox.waiting
+
+    await until(dropped)
+    await asyncio.sleep(1.0)  # past the outbox's first pause: no second copy comes
+    assert len(published) == 1
     assert not (service.settings.data_dir / "users/u1/USER.md").exists()
 
 
