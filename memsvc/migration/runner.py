@@ -446,11 +446,24 @@ def _put_back(moved: Path, path: Path) -> None:
         except FileExistsError:
             raise
         except OSError:
-            with open(path, "xb") as restored:
-                restored.write(moved.read_bytes())
+            _create_exclusively(path, moved.read_bytes())
     except FileExistsError:
         return
     moved.unlink()
+
+
+def _create_exclusively(path: Path, data: bytes) -> None:
+    """``path`` with ``data``, refused if it exists; none left half written on a failure."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
 
 
 @contextlib.asynccontextmanager

@@ -540,8 +540,9 @@ async def test_a_changed_file_is_put_back_and_an_identical_older_backup_kept(
     assert older.read_bytes() == older_bytes
 
 
+@pytest.mark.parametrize("links", [True, False])
 async def test_a_newer_file_deerflow_wrote_while_one_was_put_back_stays(
-    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch, links: bool
 ) -> None:
     source = write(home / "users/ada/memory.json", ADA)
     newest = {**LATER, "facts": [*LATER["facts"], fact("f10", "Has a cat", "context", 0.9)]}
@@ -549,6 +550,8 @@ async def test_a_newer_file_deerflow_wrote_while_one_was_put_back_stays(
 
     def deerflow_first(src: Any, dst: Any, **kwargs: Any) -> None:
         Path(dst).write_text(json.dumps(newest))  # written between the rename and the link
+        if not links:  # and this file system has no hard links: the exclusive create
+            raise PermissionError(1, "Operation not permitted")
         real_link(src, dst, **kwargs)
 
     monkeypatch.setattr(os, "link", deerflow_first)
@@ -557,6 +560,52 @@ async def test_a_newer_file_deerflow_wrote_while_one_was_put_back_stays(
     assert report.failed
     assert json.loads(source.read_text()) == newest  # never overwritten
     assert json.loads(source.with_name("memory.json.bak").read_text()) == LATER  # nothing lost
+
+
+async def test_a_put_back_that_cannot_be_written_leaves_no_half_file(
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No hard links, and the disk full as the file is written back: DeerFlow must not
+    find a truncated memory.json; the bytes stay in the backup."""
+    source = write(home / "users/ada/memory.json", ADA)
+
+    def no_links(*_: object, **__: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    real_write = os.write
+
+    def full(fd: int, data: Any) -> int:
+        if os.fstat(fd).st_ino == _inode_of(source):  # the file being put back
+            real_write(fd, bytes(data[:3]))
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "write", full)
+    writer = deerflow_writes_during_the_run(service, monkeypatch, source, LATER)
+    report = await Migration(writer, service.runtime).run(find_sources(home))
+    monkeypatch.undo()
+    assert report.failed and "No space left" in str(report.users[0].files[0].error)
+    assert not source.exists()
+    assert json.loads(source.with_name("memory.json.bak").read_text()) == LATER
+
+
+def _inode_of(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
+async def test_a_run_beside_an_identical_older_backup_keeps_that_one(
+    service: Service, home: Path
+) -> None:
+    write(home / "users/ada/memory.json", ADA)
+    older = write(home / "users/ada/memory.json.bak", ADA)
+    (found,) = find_sources(home)["ada"]
+    report = await Migration(ToolWriter(service.client), service.runtime).run({"ada": [found]})
+    assert not report.failed and report.users[0].files[0].backup == "users/ada/memory.json.bak"
+    assert sorted(p.name for p in older.parent.iterdir()) == ["memory.json.bak"]
 
 
 async def test_a_user_folder_that_is_a_link_out_of_the_home_fails_and_is_not_renamed(
