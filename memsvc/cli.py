@@ -624,7 +624,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"memsvc: Redis refused MEMSVC_REDIS_URL's credentials: {exc}\n")
             return EXIT_BAD_INPUT
         # not the caller's input: the same command may work once Redis is back
-        said = str(exc) if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {exc}"
+        detail = str(exc) or "no answer in time"
+        said = detail if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {detail}"
         sys.stderr.write(f"memsvc: {said}\n")
         return EXIT_UNAVAILABLE
     except (

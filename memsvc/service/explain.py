@@ -66,12 +66,13 @@ class EntryHistory:
 @dataclass(frozen=True)
 class LogReach:
     """How far back the log goes for one user: what tells an entry older than the log from
-    one it never saw. Counted from the user's own records only: through the log every
-    user shares, one must not watch how busy the others are (though how soon a user's
-    own old records leave a log bounded by count still depends on everyone's)."""
+    one it never saw. The count and the time are the user's own records': through the
+    log every user shares, one must not watch how busy the others are. What remains
+    shared is one bit, whether the log ever dropped a record, and how soon a user's own
+    old records leave a log bounded by count, which depends on everyone's volume."""
 
     records: int  # the user's records in the log
-    trimmed: bool  # the log has dropped older records (by count or by age)
+    trimmed: bool  # the log (every user's) has dropped older records, by count or by age
     oldest_at: float | None  # the time of the user's oldest record in it
 
 

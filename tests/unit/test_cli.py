@@ -207,6 +207,20 @@ def test_settings_and_paths_that_cannot_be_used_exit_2_with_one_line(
     assert "Traceback" not in err
 
 
+def test_a_command_that_timed_out_exits_3_not_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's own TimeoutError is an OSError: still not the caller's input."""
+
+    def timed_out(command: Coroutine[object, object, int]) -> int:
+        command.close()
+        raise TimeoutError
+
+    monkeypatch.setattr("memsvc.cli.asyncio.run", timed_out)
+    code, _, err = run(capsys, "schemas", "--user", "u1", "--agent", "a1")
+    assert code == 3 and err == "memsvc: Redis unavailable: no answer in time\n"
+
+
 def test_an_interrupted_command_says_so_and_exits_130(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,9 +107,11 @@ async def u2_writes(service: Service, n: int) -> None:
 async def test_what_it_says_of_the_log_tells_nothing_of_other_users(service: Service) -> None:
     await u2_writes(service, 3)
     await call(service, "a1", "t1", action="add", target="user", content="Works in Hangzhou")
+    await call(service, "a1", "t1", action="add", target="memory", content="Uses Hangzhou time")
     before = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
     mine = [entry for entry in await service.log() if entry.user_id == "u1"]
-    assert before["log"] == {"records": len(mine), "trimmed": False, "oldest_at": mine[0].at}
+    assert len(mine) == 2 and mine[0].at < mine[1].at
+    assert before["log"] == {"records": 2, "trimmed": False, "oldest_at": mine[0].at}
     await u2_writes(service, 2)
     await service.client.sync_turn("u2", "a1", "t1", user_content="q", assistant_content="a")
     assert (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict() == before
@@ -118,7 +120,7 @@ async def test_what_it_says_of_the_log_tells_nothing_of_other_users(service: Ser
     await service.redis.xtrim(service.runtime.keys.log, maxlen=total - 2, approximate=False)
     after = (await explain(service.runtime, "Hangzhou", user_id="u1")).as_dict()
     assert after["log"] == {**before["log"], "trimmed": True}
-    assert [h["now"] for h in after["entries"]] == ["Works in Hangzhou"]
+    assert sorted(h["now"] for h in after["entries"]) == ["Uses Hangzhou time", "Works in Hangzhou"]
 
 
 async def test_an_entry_no_logged_write_made_is_named_as_such(service: Service) -> None:
