@@ -460,13 +460,21 @@ class ConfigLoader:
         :class:`ConfigError` naming it and leaves the file as it was. Callers serialise
         updates of one user (a read-modify-write of one file).
         """
-        for field in _flatten(changes):  # a removal names a field (or a section of fields) too
-            if not any(f == field or f.startswith(f"{field}.") for f in USER_WRITABLE_FIELDS):
-                raise _not_writable("the update", field)
         path = self._layout.anchored(self._user_path(user_id))
         current = await _read_json_layer(path)
         if not isinstance(current, dict):
             raise ConfigError(f"{path.relative}: must be a JSON object")
+        stored = _flatten(current)
+        for field, value in _flatten(changes).items():
+            # a field off the whitelist that a hand or an older release left in the file
+            # may be removed: it only goes, and the defaults come back
+            left_in_file = value is None and any(
+                f == field or f.startswith(f"{field}.") for f in stored
+            )
+            if not left_in_file and not any(
+                f == field or f.startswith(f"{field}.") for f in USER_WRITABLE_FIELDS
+            ):
+                raise _not_writable("the update", field)
         # what is stored is checked with the change applied: a change may be what puts a
         # stored value right (one a newer release refuses, as a bound tightened)
         updated = check_override(merge_patch(current, changes), "the update")

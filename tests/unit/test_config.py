@@ -119,6 +119,18 @@ async def test_a_stored_value_now_refused_can_be_put_right_by_the_update_that_ch
     assert fixed.sources["injection.enabled"] == "user" and not fixed.problems
 
 
+async def test_a_stored_field_off_the_whitelist_can_be_removed_by_an_update(
+    layout: DataLayout,
+) -> None:
+    write_json(layout.user_config("u1"), {"security": {"scan_content": False}})
+    loader = ConfigLoader(layout)
+    with pytest.raises(ConfigError, match=r"security\.scan_content"):  # still never set
+        await loader.update_user("u1", {"security": {"scan_content": True}})
+    fixed = await loader.update_user("u1", {"security": None})
+    assert fixed.config.security.scan_content is True and not fixed.problems
+    assert json.loads(layout.user_config("u1").read_text()) == {}
+
+
 async def test_global_overrides_are_held_to_the_whitelist_too(layout: DataLayout) -> None:
     write_json(layout.global_overrides(), {"security": {"scan_content": False}})
     with pytest.raises(
