@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, stamp
-from memsvc.service.replay import Slice, replay
+from memsvc.service.replay import ReplayReport, Slice, replay
 from memsvc.settings import ServiceSettings
 from tests.conftest import until
 from tests.unit.conftest import Service
@@ -22,6 +22,20 @@ def service_settings(service_settings: ServiceSettings) -> ServiceSettings:
     machine's pause to hand a running event to the other worker (claims are the subject of
     ``test_consumer.py``), and a replay is compared with what ran."""
     return service_settings.model_copy(update={"claim_idle_seconds": 30.0})
+
+
+async def replay_against_live(
+    service: Service, into: Path, selection: Slice | None = None
+) -> ReplayReport:
+    """The service's log (or ``selection`` of it) replayed into ``into``, compared with the
+    live data dir."""
+    return await replay(
+        service.runtime.log,
+        selection or Slice(),
+        into,
+        service.settings,
+        compare_with=service.settings.data_dir,
+    )
 
 
 async def write_some(service: Service) -> None:
@@ -66,13 +80,7 @@ async def test_replaying_the_log_reproduces_the_files_and_the_results(
     service: Service, tmp_path: Path
 ) -> None:
     await write_some(service)
-    report = await replay(
-        service.runtime.log,
-        Slice(),
-        tmp_path / "replayed",
-        service.settings,
-        compare_with=service.settings.data_dir,
-    )
+    report = await replay_against_live(service, tmp_path / "replayed")
     assert report.events == 5 and report.same_result == 5
     assert report.files == {
         "users/u1/USER.md": "same",
@@ -96,13 +104,7 @@ async def test_a_file_changed_behind_the_log_shows_up_as_different(
     await write_some(service)
     live = service.settings.data_dir / "users/u2/USER.md"
     live.write_bytes(b"Name: Bo\n\xc2\xa7\nedited by hand")
-    report = await replay(
-        service.runtime.log,
-        Slice(),
-        tmp_path / "r",
-        service.settings,
-        compare_with=service.settings.data_dir,
-    )
+    report = await replay_against_live(service, tmp_path / "r")
     assert report.files["users/u2/USER.md"] == "different"
     assert report.files["users/u1/USER.md"] == "same"
 
@@ -209,9 +211,7 @@ async def test_500_random_tool_calls_through_two_workers_replay_to_the_same_byte
     assert sum(bool(r.get("success")) for r in results) > 200
 
     into = tmp_path / "replayed"
-    report = await replay(
-        service.runtime.log, Slice(), into, service.settings, compare_with=service.settings.data_dir
-    )
+    report = await replay_against_live(service, into)
     assert report.events == 500 and report.different_results == []
 
     def memory_files(root: Path) -> dict[str, bytes]:
@@ -246,9 +246,7 @@ async def test_writes_racing_for_one_file_replay_in_the_order_they_were_applied(
     assert positions != sorted(positions)  # the log alone has them in another order
 
     into = tmp_path / "replayed"
-    report = await replay(
-        service.runtime.log, Slice(), into, service.settings, compare_with=service.settings.data_dir
-    )
+    report = await replay_against_live(service, into)
     assert report.events == len(records)
     assert set(report.files.values()) == {"same"}
     # A write that landed reads the same. A refusal may read otherwise: it quotes the
@@ -292,13 +290,7 @@ async def test_a_write_delivered_twice_replays_once_where_it_was_applied(
     assert again.detail["position"] == first.detail["position"]  # from the write's receipt
     if first_record == "lost":
         await service.redis.xdel(service.runtime.keys.log, first.stream_id)
-    report = await replay(
-        service.runtime.log,
-        Slice(),
-        tmp_path / "replayed",
-        service.settings,
-        compare_with=service.settings.data_dir,
-    )
+    report = await replay_against_live(service, tmp_path / "replayed")
     assert report.files == {"users/u1/USER.md": "same"}
     assert (tmp_path / "replayed/users/u1/USER.md").read_bytes() == b"zero"
     assert report.events == 3 and report.same_result == 3
@@ -319,12 +311,6 @@ async def test_a_persons_edits_by_index_replay_like_the_models_writes(
     await client.replace_memory_entry("u1", "a1", "user", 1, "Likes oolong", expect=tea["hash"])
     await client.remove_memory_entry("u1", "a1", "user", 0, expect=ada["hash"])
     await client.add_memory_entry("u1", "a1", "memory", "from the UI")
-    report = await replay(
-        service.runtime.log,
-        Slice(user_id="u1"),
-        tmp_path / "replayed",
-        service.settings,
-        compare_with=service.settings.data_dir,
-    )
+    report = await replay_against_live(service, tmp_path / "replayed", Slice(user_id="u1"))
     assert report.events == 7 and report.same_result == 7
     assert set(report.files.values()) == {"same"}
