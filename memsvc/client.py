@@ -121,9 +121,9 @@ log = structlog.get_logger(__name__)
 # frozen snapshot when no reply came, so that even the fallback ends within the deadline.
 FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
-# What a tool call answers when the service did not take it: the model reads it and goes on.
-# how a tool result begins when the worker failed the call (not a verdict on its arguments)
+# How a tool result begins when the worker failed the call (not a verdict on its arguments).
 SERVICE_ERROR = "Memory service error"
+# What a tool call answers when the service did not take it: the model reads it and goes on.
 TOOL_UNAVAILABLE: dict[str, Any] = {
     "success": False,
     "retryable": True,

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -222,6 +222,11 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[path] = value
     return flat
+
+
+def _names(field: str, fields: Iterable[str]) -> bool:
+    """Whether ``field`` is one of ``fields``, or a section holding some of them."""
+    return any(f == field or f.startswith(f"{field}.") for f in fields)
 
 
 def _deep_merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
@@ -468,12 +473,8 @@ class ConfigLoader:
         for field, value in _flatten(changes).items():
             # a field off the whitelist that a hand or an older release left in the file
             # may be removed: it only goes, and the defaults come back
-            left_in_file = value is None and any(
-                f == field or f.startswith(f"{field}.") for f in stored
-            )
-            if not left_in_file and not any(
-                f == field or f.startswith(f"{field}.") for f in USER_WRITABLE_FIELDS
-            ):
+            left_in_file = value is None and _names(field, stored)
+            if not left_in_file and not _names(field, USER_WRITABLE_FIELDS):
                 raise _not_writable("the update", field)
         # what is stored is checked with the change applied: a change may be what puts a
         # stored value right (one a newer release refuses, as a bound tightened)

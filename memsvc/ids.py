@@ -24,6 +24,7 @@ MAX_ID_LENGTH = 128
 DEFAULT_THREAD = "default"  # the session of calls that name no thread
 DEFAULT_AGENT = "default"  # the agent of a person's calls that name none (the gateway)
 _EXTRA_CHARS = frozenset("._-@+")
+_OUTSIDE = re.compile(r"[^A-Za-z0-9_-]+")  # what an outside id loses in the one standing for it
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
     + [f"{port}{n}" for port in ("COM", "LPT") for n in range(1, 10)]
@@ -98,9 +99,6 @@ def id_for(kind: IdKind, value: str) -> str:
     kept = _OUTSIDE.sub("-", value).strip("-_")[:64] or kind.split("_")[0]
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return validate_id(kind, f"{kept}-{digest}")
-
-
-_OUTSIDE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def validate_optional_id(kind: IdKind, value: object) -> str:

@@ -71,8 +71,6 @@ class Outbox:
                 try:
                     async with asyncio.timeout(self._timeout):
                         await asyncio.shield(attempt)
-                except asyncio.CancelledError:
-                    raise
                 except Exception as exc:  # not confirmed: another copy after a pause
                     await outage.wait(exc)
                     attempt = asyncio.ensure_future(self._bus.publish(event))

@@ -245,21 +245,19 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 "ainvoke, or build MemoryMiddleware(client, default_user_id=...)",
             )
         info = runtime.execution_info
-        # the graph's thread id is the application's, in any shape: memsvc's stands for it
         graph_thread = (info.thread_id if info is not None else None) or get_config().get(
             "configurable", {}
         ).get("thread_id")
-        named = _field(context, "thread_id")
+        if named := _field(context, "thread_id"):
+            thread = validate_id("thread_id", named)
+        elif graph_thread:  # the application's, in any shape: memsvc's id stands for it
+            thread = id_for("thread_id", str(graph_thread))
+        else:
+            thread = DEFAULT_THREAD
         return _Ids(
             user_id=validate_id("user_id", user),
             agent_id=validate_id("agent_id", _field(context, "agent_id") or DEFAULT_AGENT),
-            thread_id=(
-                validate_id("thread_id", named)
-                if named
-                else id_for("thread_id", str(graph_thread))
-                if graph_thread
-                else DEFAULT_THREAD
-            ),
+            thread_id=thread,
         )
 
     async def _turn(self, ids: _Ids, messages: Sequence[AnyMessage]) -> _Turn:

@@ -58,6 +58,7 @@ from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, DataLayout, Target
 from memsvc.redisconn import connect
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
+from memsvc.store.atomicfile import write_all
 
 log = structlog.get_logger(__name__)
 
@@ -342,11 +343,9 @@ class Migration:
                 placed.append(item)
         for_hindsight = await self._banks(source, to_banks, report)
         await self._mirror(source, placed, report)
-        if self._dry_run:
-            pass
-        elif for_hindsight:  # what only Hindsight takes: the file stays for a run that sends it
+        if for_hindsight and not self._dry_run:  # the file stays for a run that sends it
             report.left_for_hindsight = True
-        else:
+        elif not self._dry_run:
             report.backup = _back_up(source, read.raw)
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
 
@@ -441,14 +440,14 @@ def _put_back(moved: Path, path: Path) -> None:
     ``moved`` stays a backup). Never over a file: a hard link, or where the file system
     has none (vfat, some network mounts) a new file created exclusively."""
     try:
-        try:
-            os.link(moved, path)
-        except FileExistsError:
-            raise
-        except OSError:
-            _create_exclusively(path, moved.read_bytes())
+        os.link(moved, path)
     except FileExistsError:
         return
+    except OSError:
+        try:
+            _create_exclusively(path, moved.read_bytes())
+        except FileExistsError:
+            return
     moved.unlink()
 
 
@@ -456,9 +455,7 @@ def _create_exclusively(path: Path, data: bytes) -> None:
     """``path`` with ``data``, refused if it exists; none left half written on a failure."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     except BaseException:
         os.close(fd)
         os.unlink(path)

@@ -289,7 +289,7 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
             dir_fd=folder,
         )
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fsync(fd)
             os.fchmod(fd, FILE_MODE)
             info = os.fstat(fd)
@@ -304,7 +304,8 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
     )
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd`` (a write may take only part of it)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -205,7 +205,7 @@ async def test_a_write_stuck_on_a_slow_disk_in_a_thread_holds_no_other_user(
     jobs.use_threads()
     monkeypatch.setattr(filejobs, "FILE_JOBS", jobs)
     disk = HeldDisk()
-    monkeypatch.setattr(atomicfile, "_write_all", disk.holding(atomicfile._write_all))
+    monkeypatch.setattr(atomicfile, "write_all", disk.holding(atomicfile.write_all))
     locks = FileLocks(layout)
     alice = BuiltinStore(layout, locks, user_id="alice", agent_id="a")
     bob = BuiltinStore(layout, locks, user_id="bob", agent_id="a")
@@ -246,7 +246,7 @@ async def test_a_write_cancelled_in_a_thread_leaves_no_temp_file_and_no_descript
     path = layout.user_config("u1")
     path.parent.mkdir(parents=True)
     path.write_bytes(b"old")
-    disk, held = HeldDisk(), "_write_all" if step == "stage" else "_rename"
+    disk, held = HeldDisk(), "write_all" if step == "stage" else "_rename"
     monkeypatch.setattr(atomicfile, held, disk.holding(getattr(atomicfile, held)))
     descriptors = len(os.listdir("/proc/self/fd"))
     write = asyncio.ensure_future(atomicfile.write_atomic(layout.anchored(path), b"new"))
