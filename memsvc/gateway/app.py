@@ -22,7 +22,6 @@ from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -43,7 +42,7 @@ from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.fastlane import FastLane, lane
 from memsvc.gateway.page import router as page_router
-from memsvc.gateway.statuses import detail_of, json_safe, status_of
+from memsvc.gateway.statuses import detail_of, status_of, validation_detail
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -469,9 +468,9 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _invalid(request: Request, exc: Exception) -> JSONResponse:
-    """FastAPI's 422, with the input it quotes made JSON-safe (NaN, a lone surrogate)."""
+    """FastAPI's 422, with the input it quotes made JSON-safe and short."""
     assert isinstance(exc, RequestValidationError)
-    return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+    return JSONResponse({"detail": validation_detail(exc.errors())}, status_code=422)
 
 
 async def _redis_down(request: Request, exc: Exception) -> JSONResponse:

@@ -10,6 +10,7 @@ import pytest
 from memsvc.errors import InvalidInputError
 from memsvc.events import MAX_EVENT_BYTES, MAX_TURN_CHARS, MAX_TURN_INDEX
 from memsvc.gateway.app import PREFIX
+from memsvc.gateway.statuses import QUOTED_INPUT
 from tests.unit.gateway.conftest import Gateway
 
 
@@ -74,6 +75,36 @@ async def test_input_that_json_cannot_carry_back_is_422_not_500(
     detail = _strict_json(answer)["detail"]  # type: ignore[index]
     assert detail and all("loc" in error for error in detail)
     assert (await gateway.call("GET", "")).json()["user_md"] == []
+
+
+# A body sent as text rather than JSON reaches the body model as bytes, which the 422
+# quotes: bytes that are not UTF-8 must be spelt out, not turned into a 500.
+@pytest.mark.parametrize("path", ["/entries", "/agent/prefetch", "/agent/sync-turn", "/agent/tool"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/octet-stream", None])
+async def test_a_body_not_in_utf8_sent_as_text_is_422_not_500(
+    gateway: Gateway, path: str, content_type: str | None
+) -> None:
+    headers = gateway.auth("alice")
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    answer = await gateway.http.post(PREFIX + path, content=b"\xff\xed\xa0\x80", headers=headers)
+    assert answer.status_code == 422, answer.text
+    detail = _strict_json(answer)["detail"]  # type: ignore[index]
+    assert [error["input"] for error in detail] == ["\\xff\\xed\\xa0\\x80"]
+    assert (await gateway.call("GET", "")).json()["user_md"] == []
+
+
+async def test_a_refused_field_of_megabytes_is_quoted_short(gateway: Gateway) -> None:
+    body = {"agent_id": "a1", "thread_id": "t1", "assistant_content": "a"}
+    body["user_content"] = "x" * (MAX_TURN_CHARS + 1)
+    answer = await gateway.call("POST", "/agent/sync-turn", json={**body, "turn_index": 1})
+    assert answer.status_code == 422
+    assert len(answer.content) < 4_000
+    (error,) = answer.json()["detail"]
+    assert error["loc"] == ["body", "user_content"]
+    assert error["input"] == "x" * QUOTED_INPUT + "…"
+    whole = await gateway.call("POST", "/entries", json={"target": "user", "content": 7})
+    assert whole.json()["detail"][0]["input"] == 7  # short inputs are quoted as they are
 
 
 # The model wrote these arguments: like MemoryClient, the route answers with a result the
