@@ -10,11 +10,14 @@ other hook has a harmless default, so a provider implements only what it uses.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
 from memsvc.store.edits import Action
+
+if TYPE_CHECKING:
+    from memsvc.config import MemoryConfig
 
 
 class MemoryProvider(ABC):
@@ -35,6 +38,9 @@ class MemoryProvider(ABC):
 
     async def shutdown(self) -> None:
         """Flush buffers and close connections."""
+
+    def configure(self, config: MemoryConfig) -> None:
+        """Take the user's effective config: a per-user override applies to the next event."""
 
     def system_prompt_block(self) -> str:
         """Static text for the system prompt (usage notes, provider status)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsvc.builtin.schema import MEMORY_SCHEMA
 from memsvc.builtin.snapshot import (
@@ -33,6 +33,9 @@ from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import Head, decode_head
 from memsvc.store.memfile import char_count, entry_hash
 from memsvc.store.receipts import EventReceipt
+
+if TYPE_CHECKING:
+    from memsvc.config import MemoryConfig
 
 
 class BuiltinProvider(MemoryProvider):
@@ -59,6 +62,9 @@ class BuiltinProvider(MemoryProvider):
     @property
     def name(self) -> str:
         return "builtin"
+
+    def configure(self, config: MemoryConfig) -> None:
+        self._max_tokens = config.injection.max_tokens
 
     async def initialize(
         self, *, user_id: str, agent_id: str, thread_id: str = DEFAULT_THREAD

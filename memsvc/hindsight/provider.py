@@ -122,7 +122,6 @@ class HindsightProvider(MemoryProvider):
         self.configure(config)
 
     def configure(self, config: MemoryConfig) -> None:
-        """Take a user's effective config (per-user overrides change at runtime)."""
         self.config: HindsightConfig = config.hindsight
         self.injection: InjectionConfig = config.injection
 

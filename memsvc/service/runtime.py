@@ -136,8 +136,8 @@ class Runtime:
                 # its buffers are flushed off this event's path
                 self._closing.spawn(evicted.shutdown())
         self._managers.move_to_end(key)
-        if isinstance(manager.external, HindsightProvider):
-            manager.external.configure(effective.config)  # per-user overrides apply at once
+        for provider in manager.providers:
+            provider.configure(effective.config)  # per-user overrides apply at once
         return AgentMemory(manager=manager, config=effective)
 
     async def warm_up(self) -> None:

@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from memsvc.builtin.provider import BuiltinProvider
+from memsvc.builtin.snapshot import OMITTED_PREFIX
 from memsvc.errors import ClientStateError
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
+from memsvc.store.memfile import serialise
 
 
 async def test_the_manager_cache_keeps_the_most_recently_used(
@@ -35,3 +38,21 @@ async def test_a_closed_runtime_refuses_to_build_managers(
     with pytest.raises(ClientStateError, match="closed"):
         await runtime.memory("u", "a1")
     assert await fake_redis.ping()  # the connection stays its owner's
+
+
+async def test_a_per_user_token_budget_reaches_a_manager_already_built(
+    tmp_path: Path, fake_redis: Redis
+) -> None:
+    """A PATCH of ``injection.max_tokens`` applies to the next snapshot, not the next restart."""
+    async with Runtime(ServiceSettings(data_dir=tmp_path), fake_redis) as runtime:
+        builtin = (await runtime.memory("u", "a1")).manager.builtin
+        assert isinstance(builtin, BuiltinProvider)
+        path = builtin.store.path("user")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(serialise([f"fact {n} " + "z" * 90 for n in range(12)]))
+        assert OMITTED_PREFIX not in (await builtin.take_snapshot()).user_block
+
+        await runtime.configs.update_user("u", {"injection": {"max_tokens": 100}})
+        again = (await runtime.memory("u", "a1")).manager.builtin
+        assert again is builtin
+        assert OMITTED_PREFIX in (await builtin.take_snapshot()).user_block
