@@ -48,7 +48,7 @@ from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_j
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
-from memsvc.redisconn import connect
+from memsvc.redisconn import connect, refuse_a_cluster
 from memsvc.service.bus import EventBus
 from memsvc.service.eventlog import EventLog, LogEntry
 from memsvc.service.replay import Slice, replay
@@ -354,6 +354,8 @@ def _serve(settings: ServiceSettings, ns: argparse.Namespace) -> int:
             "memsvc: WARNING: authentication is OFF (--no-auth): anyone who reaches "
             f"{ns.host}:{ns.port} reads and edits the memory of user 'default'\n"
         )
+    if settings.redis_url:
+        asyncio.run(refuse_a_cluster(settings.redis_url, settings))
     app = create_app(settings, no_auth=ns.no_auth)
     freeze_startup_heap()
     uvicorn.run(

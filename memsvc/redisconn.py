@@ -28,6 +28,7 @@ from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
+from memsvc.errors import InvalidInputError
 from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
@@ -166,6 +167,24 @@ class UnqueuedPool(ConnectionPool):
             await self.release(connection)
             raise
         return connection
+
+
+async def refuse_a_cluster(url: str, settings: ServiceSettings) -> None:
+    """Refuse a node of a Redis Cluster at start: memsvc speaks to one Redis, and a node
+    answers ``MOVED`` for the keys of most users, mid-write. A Redis not up yet is let be:
+    the process waits for it as for any outage."""
+    redis = connect(url, settings)
+    try:
+        info = await redis.info("cluster")
+    except REDIS_DOWN:
+        return
+    finally:
+        await redis.aclose()
+    if info.get("cluster_enabled"):
+        raise InvalidInputError(
+            "MEMSVC_REDIS_URL names a node of a Redis Cluster; memsvc runs on one Redis "
+            "(a primary, with replicas if wanted), not on a Cluster"
+        )
 
 
 def connect(url: str, settings: ServiceSettings) -> Redis:

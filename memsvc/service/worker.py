@@ -30,7 +30,14 @@ from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
-from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect, connection_options
+from memsvc.redisconn import (
+    REDIS_DOWN,
+    Outage,
+    cancel_and_wait,
+    connect,
+    connection_options,
+    refuse_a_cluster,
+)
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
@@ -152,7 +159,10 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     """Run one worker process until SIGTERM (or, with ``burst``, an empty job queue);
     ``metrics``: the (host, port) to serve its metrics on."""
     settings = get_kwargs(WorkerSettings)  # type: ignore[arg-type]
-    asyncio.set_event_loop(_event_loop())  # the loop arq's worker takes as its own
+    loop = _event_loop()
+    asyncio.set_event_loop(loop)  # the loop arq's worker takes as its own
+    # before arq touches its keys: on a Cluster its first command fails with MOVED
+    loop.run_until_complete(refuse_a_cluster(REDIS_URL, SETTINGS))
     worker = ResilientWorker(**{**settings, "burst": burst, "ctx": {"metrics": metrics}})
     freeze_startup_heap()
     worker.run()

@@ -160,6 +160,7 @@ class RedisServer:
     data_dir: Path
     proc: subprocess.Popen[bytes] | None = None
     paused: bool = False
+    extra: tuple[str, ...] = ()  # more redis-server arguments
 
     @property
     def url(self) -> str:
@@ -169,6 +170,7 @@ class RedisServer:
         """AOF with fsync on every write: a restart keeps everything Redis acknowledged."""
         args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
+        args += self.extra
         self.proc = subprocess.Popen(
             ["redis-server", *args],
             stdout=subprocess.DEVNULL,
