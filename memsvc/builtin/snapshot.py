@@ -11,8 +11,10 @@ would not have let in:
   cannot flood the prompt. Entries that do not fit are left out, in their
   place one ``[OMITTED: ...]`` line says how many and how big.
 - Tokens that give a prompt its structure (chat-template markers, the context
-  tag, our separator lines, placeholder look-alikes) are defused inside
-  entries, so that no entry can close this block or open another section.
+  tag, lines drawn across as our separators are, the header's usage figure, the
+  entry delimiter with spaces, placeholder look-alikes) are defused inside
+  entries, so that no entry can close this block, draw a header or open another
+  section.
 
 A snapshot is
 taken once per session (thread), kept in Redis, and then served unchanged by
@@ -44,9 +46,15 @@ BLOCK_HEADERS: dict[Target, str] = {
 SEPARATOR = "═" * 46
 OMITTED_PREFIX = "[OMITTED:"
 
+
+def _dotted(line: re.Match[str]) -> str:
+    """A rule line as a row of dots, as wide, at its indent."""
+    return line.group(1) + "·" * len(line.group(0).strip())
+
+
 # What structures a prompt, and its defused form. Each one reads the same to a human
 # and means nothing to a chat template or to the block's own framing.
-_STRUCTURAL: list[tuple[re.Pattern[str], str]] = [
+_STRUCTURAL: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"<\|"), "‹|"),  # <|im_start|>, <|system|>, <|endoftext|> ...
     (re.compile(r"\|>"), "|›"),
     (re.compile(r"\[(/?INST)\]", re.IGNORECASE), r"(\1)"),  # Llama 2
@@ -60,7 +68,15 @@ _STRUCTURAL: list[tuple[re.Pattern[str], str]] = [
         r"‹\1",
     ),
     (re.compile(r"═"), "="),  # the block's separator lines
-    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\s*[:：]", re.IGNORECASE), r"(\1:"),
+    # any line drawn across as a frame (=====, -----, ─────, *****): with the two around a
+    # title in capitals, an entry could draw a block header of its own
+    (re.compile(r"(?m)^([^\S\n]*)([=\-─━_~*#+≡])\2{3,}[^\S\n]*$"), _dotted),
+    # the header's usage figure, "[13% — 179/1,375 chars]"
+    (re.compile(r"\[(\s*\d{1,3}\s*%\s*[—–-][^\]\n]{0,40}\bchars\s*)\]"), r"(\1)"),
+    # a line that is the entry delimiter but for its spaces ("§ ")
+    (re.compile(r"(?m)^[^\S\n]*§[^\S\n]*$"), "(§)"),
+    # a placeholder the renderer writes, in any bracket, with or without its colon
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\b", re.IGNORECASE), r"(\1"),
 ]
 
 
