@@ -426,7 +426,7 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         if ns.as_json:
             sys.stdout.write(json.dumps(entry.__dict__, ensure_ascii=False) + "\n")
         else:
-            sys.stdout.write(_format(entry) + "\n")
+            sys.stdout.write(_shown(_format(entry)) + "\n")
         sys.stdout.flush()
 
     try:
@@ -543,8 +543,19 @@ async def _explain_text(
     return EXIT_OK if found.entries or found.unlogged else EXIT_TOOL_FAILED
 
 
+# What a terminal acts on rather than shows: control characters (an escape sequence can
+# retitle the window or rewrite the screen) and the bidi controls that reorder a line.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(line: str) -> str:
+    """``line`` for a terminal: what it would act on spelt out (``\\x1b``), from a
+    memory.json or an event that nobody here wrote."""
+    return _TERMINAL_CONTROLS.sub(lambda c: c.group().encode("unicode_escape").decode(), line)
+
+
 def _lines(lines: list[str]) -> None:
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.write("".join(_shown(line) + "\n" for line in lines))
 
 
 async def _migrate(settings: ServiceSettings, ns: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import socket
 import struct
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from memsvc.cli import main
-from tests.deerflow_homes import every_layout, write
+from tests.deerflow_homes import every_layout, fact, memory_json, write
 
 pytestmark = pytest.mark.usefixtures("restore_logging")
 
@@ -364,6 +365,22 @@ def test_migrate_dry_run_names_each_user_and_writes_nothing(
     assert out.splitlines()[0].startswith("dry run: nothing is written")
     assert {"ada", "default", "zhang"} <= set(out.splitlines())
     assert out.splitlines()[-1] == "3 users, 0 failed; 21 added, 4 not retained"
+
+
+def test_migrate_spells_out_what_a_terminal_would_act_on(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path
+) -> None:
+    """A memory.json nobody here wrote cannot retitle the window or rewrite the screen."""
+    home = tmp_path / "deer-flow"
+    facts = [
+        fact("f1", "Deploys via \x1b]0;owned\x07 script", "knowledge", 0.8),
+        fact("f2", "Uses \u202eevil\u202c and \x9b2J too", "knowledge", 0.8),
+    ]
+    write(home / "users/u1/memory.json", memory_json(facts=facts))
+    code, out, _ = run(capsys, "migrate", "--from", str(home), "--user-id", "u1")
+    assert code == 0
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out)
+    assert "\\x1b]0;owned\\x07" in out and "\\u202eevil\\u202c" in out and "\\x9b2J" in out
 
 
 @pytest.mark.parametrize(
