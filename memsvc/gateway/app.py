@@ -525,6 +525,9 @@ def create_app(
         version="2",
         description="Long-term memory for LLM agents: the DeerFlow Memory V2 API.",
         lifespan=lifespan,
+        # FastAPI's docs pages load their script from a CDN, outside the web page's policy
+        docs_url=None,
+        redoc_url=None,
         # the routes themselves, not the routers (each an extra level to match every request
         # through); matched in order, the agents' calls first, the web page last
         routes=[*router.routes, *ops.routes, *page_router.routes],

@@ -46,6 +46,14 @@ async def test_each_file_is_served_as_shipped_with_the_strict_headers(
     assert response.headers["referrer-policy"] == "no-referrer"
 
 
+async def test_no_page_of_this_origin_loads_script_from_elsewhere(gateway: Gateway) -> None:
+    """FastAPI's interactive docs load their script from a CDN, without the page's policy,
+    in the origin whose session storage holds the page's token: they are not served."""
+    for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+        assert (await gateway.http.get(path)).status_code == 404
+    assert (await gateway.http.get("/openapi.json")).status_code == 200
+
+
 def test_the_policy_allows_only_this_origins_files_and_no_html_sinks() -> None:
     directives = dict(d.split(" ", 1) for d in CSP.split("; "))
     assert directives["default-src"] == "'none'"
