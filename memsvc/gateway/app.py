@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -42,7 +44,7 @@ from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.fastlane import FastLane, lane
 from memsvc.gateway.page import router as page_router
-from memsvc.gateway.statuses import detail_of, status_of, validation_detail
+from memsvc.gateway.statuses import detail_of, json_safe, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -459,6 +461,27 @@ async def prometheus(request: Request) -> Response:
 
 
 # -- the application ----------------------------------------------------------------------
+
+
+QUOTED_INPUT = 256  # characters of a refused input that its error quotes back
+
+
+def validation_detail(errors: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """FastAPI's validation errors as strict JSON, each quoting at most ``QUOTED_INPUT``
+    characters of what it refuses: a body that is not UTF-8 (sent as text, not JSON)
+    spelt out, a field of megabytes not sent back whole."""
+    detail = []
+    for error in errors:
+        error = dict(error)
+        if "input" in error:
+            quoted = error["input"]
+            if isinstance(quoted, bytes | bytearray):
+                quoted = bytes(quoted).decode("utf-8", "backslashreplace")
+            quoted = json_safe(jsonable_encoder(quoted))
+            text = quoted if isinstance(quoted, str) else json.dumps(quoted, ensure_ascii=False)
+            error["input"] = quoted if len(text) <= QUOTED_INPUT else text[:QUOTED_INPUT] + "…"
+        detail.append(json_safe(jsonable_encoder(error)))
+    return detail
 
 
 async def _refused(request: Request, exc: Exception) -> JSONResponse:

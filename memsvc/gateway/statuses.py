@@ -8,12 +8,8 @@ is the memory tool's result as :class:`WriteRefusedError`, a 503 that says
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable, Mapping
 from typing import Any
-
-from fastapi.encoders import jsonable_encoder
 
 from memsvc.errors import (
     AuthenticationError,
@@ -70,27 +66,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
-
-
-QUOTED_INPUT = 256  # characters of a refused input that its error quotes back
-
-
-def validation_detail(errors: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """FastAPI's validation errors as strict JSON, each quoting at most ``QUOTED_INPUT``
-    characters of what it refuses: a body that is not UTF-8 (sent as text, not JSON)
-    spelt out, a field of megabytes not sent back whole."""
-    detail = []
-    for error in errors:
-        error = dict(error)
-        if "input" in error:
-            quoted = error["input"]
-            if isinstance(quoted, bytes | bytearray):
-                quoted = bytes(quoted).decode("utf-8", "backslashreplace")
-            quoted = json_safe(jsonable_encoder(quoted))
-            text = quoted if isinstance(quoted, str) else json.dumps(quoted, ensure_ascii=False)
-            error["input"] = quoted if len(text) <= QUOTED_INPUT else text[:QUOTED_INPUT] + "…"
-        detail.append(json_safe(jsonable_encoder(error)))
-    return detail
 
 
 def error_of(status: int, detail: Any) -> MemsvcError:

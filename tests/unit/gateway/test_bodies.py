@@ -9,8 +9,7 @@ import pytest
 
 from memsvc.errors import InvalidInputError
 from memsvc.events import MAX_EVENT_BYTES, MAX_TURN_CHARS, MAX_TURN_INDEX
-from memsvc.gateway.app import PREFIX
-from memsvc.gateway.statuses import QUOTED_INPUT
+from memsvc.gateway.app import PREFIX, QUOTED_INPUT
 from tests.unit.gateway.conftest import Gateway
 
 
