@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import httpx
 import structlog
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memsvc import telemetry
 from memsvc.errors import MemsvcError
@@ -120,6 +120,21 @@ class _Recall(_Body):
     tags: list[str] | None = None
 
 
+class _Recalled(BaseModel):
+    """One result of a recall answer, as far as memsvc reads it (other fields are let be)."""
+
+    text: str
+    type: str | None = None
+    scores: dict[str, Any] | None = None
+    mentioned_at: str | None = None
+    document_id: str | None = None
+    tags: list[str] | None = None
+
+
+class _RecallAnswer(BaseModel):
+    results: list[_Recalled] = []
+
+
 class _Reflect(_Body):
     query: str
     budget: Budget = "low"
@@ -142,6 +157,10 @@ class Memory:
     mentioned_at: str | None = None
     document_id: str | None = None
     tags: list[str] = field(default_factory=list)
+
+
+def _score(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -374,16 +393,24 @@ class HindsightClient:
         )
         if response is None:
             return []
+        try:
+            answer = _RecallAnswer.model_validate_json(response.content)
+        except ValidationError as exc:  # this bank's answer only: the other's still counts
+            first = exc.errors()[0]
+            raise HindsightError(
+                f"recall of {bank}: an answer not in Hindsight's shape "
+                f"({first['msg']} at {'.'.join(map(str, first['loc']))})"
+            ) from None
         return [
             Memory(
-                text=r["text"],
-                type=r.get("type"),
-                score=(r.get("scores") or {}).get("final"),
-                mentioned_at=r.get("mentioned_at"),
-                document_id=r.get("document_id"),
-                tags=r.get("tags") or [],
+                text=r.text,
+                type=r.type,
+                score=_score((r.scores or {}).get("final")),
+                mentioned_at=r.mentioned_at,
+                document_id=r.document_id,
+                tags=r.tags or [],
             )
-            for r in response.json().get("results", [])
+            for r in answer.results
         ]
 
     async def reflect(

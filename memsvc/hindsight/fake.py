@@ -14,6 +14,7 @@ the integration tests use). Knobs inject latency, errors and outages::
     fake.fail("retain", status=503)    # the next retain answers 503
     fake.broken_banks.add("b")         # every request on bank "b" answers 500
     fake.hang_banks.add("b")           # recalls on bank "b" never answer
+    fake.odd_banks.add("b")            # recalls on bank "b" answer results with a null text
     fake.down = True                   # every request fails to connect
     fake.failed_processing = 1         # the next async retain is accepted, then fails
     fake.processing_paused = True      # async retains are accepted and stay pending ...
@@ -82,6 +83,7 @@ class FakeHindsight:
     latency: dict[str, float] = field(default_factory=dict)  # route -> seconds
     hang_banks: set[str] = field(default_factory=set)  # recalls on these never answer
     broken_banks: set[str] = field(default_factory=set)  # every request on these: 500
+    odd_banks: set[str] = field(default_factory=set)  # recalls: 200, results with a null text
     down: bool = False
     failed_processing: int = 0  # async retains to accept and then fail, like a dead embedder
     processing_paused: bool = False  # async retains stay pending, like a busy Hindsight
@@ -167,6 +169,8 @@ class FakeHindsight:
             headers["X-Ignored-Params"] = ", ".join(unknown)
         handler = getattr(self, f"_{route}")
         status, payload = handler(bank, body, doc)
+        if route == "recall" and bank in self.odd_banks and status == 200:
+            payload["results"] = [{**r, "text": None} for r in payload["results"]]
         return httpx.Response(status, json=payload, headers=headers)
 
     def _bank(self, bank: str, body: dict[str, Any], _: Any) -> tuple[int, Any]:

@@ -231,7 +231,7 @@ async def test_a_bank_that_does_not_exist_yet_is_empty(make: MakeProvider) -> No
     assert await make().prefetch("anything at all", thread_id="t1") == ""
 
 
-@pytest.mark.parametrize("trouble", ["hang_banks", "broken_banks"])
+@pytest.mark.parametrize("trouble", ["hang_banks", "broken_banks", "odd_banks"])
 async def test_one_bank_failing_or_hanging_still_returns_the_other(
     make: MakeProvider, client: HindsightClient, fake: FakeHindsight, trouble: str
 ) -> None:
