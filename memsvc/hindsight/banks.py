@@ -46,14 +46,15 @@ def bank_id(template: str, **values: str) -> str:
     return bank
 
 
-def turn_document_id(thread_id: str, turn_index: int, at: float) -> str:
-    """One document per turn: a retried retain replaces it with the same text, a no-op.
+def turn_document_id(thread_id: str, turn_index: int, content: str) -> str:
+    """One document per turn: a retried retain, or the same turn sent again by an agent
+    unsure the first send arrived, replaces it with the same text, a no-op.
 
-    The turn's time (whole seconds) joins the number: a thread resumed after its
-    turn ledger expired numbers its turns from 1 again, and must not overwrite
-    the turns it had before.
+    A digest of the turn's text joins the number: a thread resumed after its turn
+    ledger expired numbers its turns from 1 again, and must not overwrite the
+    turns it had before.
     """
-    return f"{thread_id}:{turn_index}:{int(at)}"
+    return f"{thread_id}:{turn_index}:{hashlib.sha256(content.encode()).hexdigest()[:16]}"
 
 
 def mirror_document_id(target: Target, content: str) -> str:

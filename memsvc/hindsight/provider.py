@@ -265,13 +265,14 @@ class HindsightProvider(MemoryProvider):
             return
         prefix_u, prefix_a = self.config.retain_user_prefix, self.config.retain_assistant_prefix
         at = time.time() if at is None else at
+        content = f"{prefix_u}: {user_content}\n{prefix_a}: {assistant_content}"
         item = RetainItem(
-            content=f"{prefix_u}: {user_content}\n{prefix_a}: {assistant_content}",
+            content=content,
             context=f"conversation turn {turn_index} of thread {thread_id}",
             timestamp=datetime.datetime.fromtimestamp(at, datetime.UTC).isoformat(
                 timespec="seconds"
             ),
-            document_id=turn_document_id(thread_id, turn_index, at),
+            document_id=turn_document_id(thread_id, turn_index, content),
             tags=[f"thread:{thread_id}", f"agent:{self.agent_id}", "source:turn"],
             metadata={
                 "user_id": self.user_id,

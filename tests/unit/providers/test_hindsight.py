@@ -380,9 +380,10 @@ async def test_every_nth_turn_retains_the_buffered_turns_one_document_each(
 
 
 async def test_a_retried_turn_is_the_same_document(make: MakeProvider, fake: FakeHindsight) -> None:
+    """Also when the agent sends it again seconds later, unsure the first send arrived."""
     provider = make()
-    for _ in range(3):
-        await provider.sync_turn("q", "a", thread_id="t1", turn_index=7, at=1_700_000_000)
+    for n in range(3):
+        await provider.sync_turn("q", "a", thread_id="t1", turn_index=7, at=1_700_000_000 + n)
     assert turns(fake.documents(WORK_BANK)) == ["t1:7"]
 
 
