@@ -15,6 +15,7 @@ the integration tests use). Knobs inject latency, errors and outages::
     fake.broken_banks.add("b")         # every request on bank "b" answers 500
     fake.hang_banks.add("b")           # recalls on bank "b" never answer
     fake.odd_banks.add("b")            # recalls on bank "b" answer results with a null text
+    fake.max_retain_bytes = 65_536     # a bigger retain body answers 413, as a proxy's limit
     fake.down = True                   # every request fails to connect
     fake.failed_processing = 1         # the next async retain is accepted, then fails
     fake.processing_paused = True      # async retains are accepted and stay pending ...
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import time
 from collections import defaultdict
@@ -84,6 +86,7 @@ class FakeHindsight:
     hang_banks: set[str] = field(default_factory=set)  # recalls on these never answer
     broken_banks: set[str] = field(default_factory=set)  # every request on these: 500
     odd_banks: set[str] = field(default_factory=set)  # recalls: 200, results with a null text
+    max_retain_bytes: int | None = None  # a retain body over it: 413 (a proxy's limit)
     down: bool = False
     failed_processing: int = 0  # async retains to accept and then fail, like a dead embedder
     processing_paused: bool = False  # async retains stay pending, like a busy Hindsight
@@ -163,6 +166,8 @@ class FakeHindsight:
             )
         if bank in self.broken_banks:
             return httpx.Response(500, json={"detail": "Internal Server Error"})
+        if route == "retain" and len(request.content) > (self.max_retain_bytes or math.inf):
+            return httpx.Response(413, text="Request Entity Too Large")
         headers = {}
         unknown = sorted(set(body) - _KNOWN.get(route, set()))
         if unknown:

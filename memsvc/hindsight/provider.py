@@ -63,8 +63,8 @@ from memsvc.hindsight.recall import fair_merge, render, screened, speaker_labels
 from memsvc.hindsight.tools import TOOL_SCHEMAS
 from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
 from memsvc.ids import DEFAULT_THREAD
-from memsvc.jobs.payloads import FlushJob, RetainJob
-from memsvc.jobs.queue import JobQueue, current_job
+from memsvc.jobs.payloads import FlushJob, RestoreTurnsJob, RetainJob
+from memsvc.jobs.queue import DeadLetters, JobQueue, current_job
 from memsvc.keys import Keys
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.provider import MemoryProvider
@@ -98,6 +98,7 @@ class HindsightProvider(MemoryProvider):
         upserted: dict[str, tuple[str, str]],
         env: str = "",
         flush_limits: FlushLimits | None = None,
+        dead_letters: DeadLetters | None = None,
     ) -> None:
         self._client = client
         self.user_id = user_id
@@ -118,7 +119,9 @@ class HindsightProvider(MemoryProvider):
             user_id=user_id,
             agent_id=agent_id,
             limits=flush_limits or FlushLimits(),
+            set_aside=self._set_aside if dead_letters is not None else None,
         )
+        self._dead_letters = dead_letters
         self.configure(config)
 
     def configure(self, config: MemoryConfig) -> None:
@@ -310,6 +313,19 @@ class HindsightProvider(MemoryProvider):
             if self._jobs is not None:
                 await self._queue_flush(thread_id, again=True)
                 return retained
+
+    async def _set_aside(self, thread_id: str, turns: dict[str, str], refusal: str) -> None:
+        """Park turns Hindsight refused as they are, under the job that puts them back."""
+        assert self._dead_letters is not None
+        job = RestoreTurnsJob(
+            user_id=self.user_id, agent_id=self.agent_id, thread_id=thread_id, turns=turns
+        )
+        await self._dead_letters.park(job.name, job.queued(), refusal, tries=1)
+
+    async def restore_turns(self, thread_id: str, turns: dict[str, str]) -> int:
+        """Turns set aside, back in the buffer (an operator's re-drive), and the thread flushed."""
+        await self._turns.restore(thread_id, turns)
+        return await self.flush(thread_id)
 
     async def _buffered_threads(self) -> list[str]:
         return await self._turns.threads()

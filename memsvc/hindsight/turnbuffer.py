@@ -11,6 +11,11 @@
   retries for the thread instead of every job that buffered a turn.
 - **A round** takes what is buffered at its start, in batches bounded in items
   and bytes: a big backlog goes out as a few requests, not one per turn.
+- **A refused turn does not hold up the rest.** A batch Hindsight refuses as it is
+  (400, 413, 422) is sent again a turn at a time; a turn refused alone is parked
+  in the dead-letter list (``restore_turns``) and leaves the buffer, so the
+  thread's later turns are retained; a re-drive puts it back. A failed round whose
+  retry cannot help lets the thread go at once.
 - **Accepted is not sent again.** The operation id of each async retain is kept
   in Redis with the turns it carries; a later round (the retry of a try that
   gave up waiting) waits on that operation again instead of re-sending it, and
@@ -28,13 +33,20 @@ from dataclasses import dataclass
 import structlog
 from redis.asyncio import Redis
 
-from memsvc.hindsight.client import HindsightClient, OperationFailed, RetainItem
+from memsvc.errors import is_retryable
+from memsvc.hindsight.client import HindsightClient, HindsightRejected, OperationFailed, RetainItem
 from memsvc.keys import Keys
 from memsvc.service.sessions import SESSION_TTL_SECONDS
 
 log = structlog.get_logger(__name__)
 
 _BATCH_OVERHEAD = 64  # bytes of the request body around its items
+# Refusals of what a request holds (malformed, too large, unprocessable), not of who sends
+# it: a turn refused so is set aside, and the thread's later turns go on without it.
+_REFUSES_THE_TURN = frozenset({400, 413, 422})
+
+# (thread, turns by number, the refusal): park refused turns where an operator re-drives them
+SetAside = Callable[[str, dict[str, str], str], Awaitable[None]]
 
 # Remove the turns whose buffered text is still the text that was retained, and
 # the operation that carried them. KEYS: buffer, operations; ARGV: op id, field, value, ...
@@ -115,8 +127,10 @@ class TurnBuffer:
         user_id: str,
         agent_id: str,
         limits: FlushLimits,
+        set_aside: SetAside | None = None,
     ) -> None:
         self._redis = redis
+        self._set_aside = set_aside  # without it a refused turn stays, and blocks its thread
         self._keys = keys
         self._client = client
         self._user_id = user_id
@@ -147,6 +161,18 @@ class TurnBuffer:
             pipe.hlen(buffer)
             *_, size = await pipe.execute()
         return int(size)
+
+    async def restore(self, thread_id: str, turns: dict[str, str]) -> None:
+        """Put turns set aside back, unless the thread holds a newer text under their number."""
+        buffer = self._key("buffer", thread_id)
+        threads = self._keys.buffered_threads(self._user_id, self._agent_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for number, item in turns.items():
+                pipe.hsetnx(buffer, number, item)
+            pipe.expire(buffer, SESSION_TTL_SECONDS)
+            pipe.sadd(threads, thread_id)
+            pipe.expire(threads, SESSION_TTL_SECONDS)
+            await pipe.execute()
 
     async def threads(self) -> list[str]:
         members = await self._redis.smembers(  # type: ignore[misc]
@@ -182,8 +208,10 @@ class TurnBuffer:
         try:
             await self._redis.delete(wanted)
             retained = await self._round(thread_id, bank, run_async, prepare)
-        except BaseException:
-            keep_ms = int(self.limits.hold_seconds * 1000) if owner and hold else 0
+        except BaseException as exc:
+            # a retry that cannot help (a refusal) would hold the thread for nothing
+            keep = owner and hold and is_retryable(exc)
+            keep_ms = int(self.limits.hold_seconds * 1000) if keep else 0
             await asyncio.shield(self._keep(keys=[flusher], args=[token, keep_ms]))
             raise
         await self._keep(keys=[flusher], args=[token, 0])
@@ -212,9 +240,23 @@ class TurnBuffer:
         retained = 0
         if fresh:
             await prepare(bank)
-        for batch in batches(fresh, self.limits):
+        refused: dict[str, str] = {}
+        why: list[str] = []
+        queue = list(batches(fresh, self.limits))
+        while queue:
+            batch = queue.pop(0)
             items = [RetainItem.model_validate_json(value) for _, value in batch]
-            result = await self._client.submit_retain(bank, items, run_async=run_async)
+            try:
+                result = await self._client.submit_retain(bank, items, run_async=run_async)
+            except HindsightRejected as exc:
+                if exc.status not in _REFUSES_THE_TURN or self._set_aside is None:
+                    raise
+                if len(batch) > 1:  # which turn it refuses, or the batch's size: one at a time
+                    queue[:0] = [[turn] for turn in batch]
+                else:
+                    refused.update(batch)
+                    why.append(f"turn {batch[0][0]}: {exc}")
+                continue
             operation = str(result.get("operation_id") or "") if run_async else ""
             if operation:
                 record = {"bank": bank, "turns": dict(batch)}
@@ -228,6 +270,11 @@ class TurnBuffer:
             return_exceptions=True,
         )
         retained += sum(s for s in settled if isinstance(s, int))
+        if refused and self._set_aside is not None:
+            # parked first, then taken out of the buffer: a crash between keeps both copies
+            await self._set_aside(thread_id, refused, "; ".join(why))
+            await self._confirmed(thread_id, "", refused)
+            log.warning("hindsight_turns_set_aside", thread_id=thread_id, turns=sorted(refused))
         if not await self._redis.exists(buffer):
             await self._redis.srem(  # type: ignore[misc]
                 self._keys.buffered_threads(self._user_id, self._agent_id), thread_id

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from memsvc.hindsight.provider import HindsightProvider
-from memsvc.jobs.payloads import FlushJob, Job, JobName, MirrorJob, RetainJob, SyncTurnJob
+from memsvc.jobs.payloads import (
+    FlushJob,
+    Job,
+    JobName,
+    MirrorJob,
+    RestoreTurnsJob,
+    RetainJob,
+    SyncTurnJob,
+)
 from memsvc.jobs.queue import JobFunction, RetryPolicy, durable
 from memsvc.provider import MemoryProvider
 from memsvc.service.runtime import Runtime
@@ -57,6 +65,14 @@ async def retain_fact(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
         await provider.retain_fact(job.bank, job.content, job.document_id)
 
 
+async def restore_turns(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    """Turns Hindsight refused, re-driven by an operator: back in the buffer, then flushed."""
+    job = RestoreTurnsJob.parse(payload)
+    provider = await _hindsight(ctx, job)
+    if provider is not None:
+        await provider.restore_turns(job.thread_id, job.turns)
+
+
 async def _external(ctx: dict[str, Any], job: Job) -> MemoryProvider | None:
     """The external provider of the job's (user, agent), if it has one."""
     runtime: Runtime = ctx["runtime"]
@@ -75,6 +91,7 @@ def job_functions(policy: RetryPolicy) -> dict[str, JobFunction]:
         JobName.SYNC_TURN: sync_turn,
         JobName.FLUSH: flush_turns,
         JobName.RETAIN: retain_fact,
+        JobName.RESTORE: restore_turns,
     }
     # parked under the name they are queued by, so that a re-drive finds the function
     return {

@@ -28,6 +28,7 @@ class JobName(StrEnum):
     SYNC_TURN = "sync_turn"
     FLUSH = "flush_turns"
     RETAIN = "retain_fact"
+    RESTORE = "restore_turns"
 
 
 class Job(BaseModel):
@@ -90,6 +91,14 @@ class RetainJob(Job):
     document_id: str
 
 
+class RestoreTurnsJob(Job):
+    """Turns Hindsight refused as they were, set aside so that the thread's later turns go
+    on: parked as soon as they are refused; a re-drive puts them back and flushes."""
+
+    name = JobName.RESTORE
+    turns: dict[str, str]  # turn number -> the buffered retain item, as JSON
+
+
 JOBS: dict[str, type[Job]] = {
-    job.name: job for job in (MirrorJob, SyncTurnJob, FlushJob, RetainJob)
+    job.name: job for job in (MirrorJob, SyncTurnJob, FlushJob, RetainJob, RestoreTurnsJob)
 }

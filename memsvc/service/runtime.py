@@ -221,6 +221,7 @@ class Runtime:
                     upserted=self._upserted_banks,
                     env=self.settings.env,
                     flush_limits=self._flush_limits(),
+                    dead_letters=self.dead_letters,
                 )
             )
         return manager

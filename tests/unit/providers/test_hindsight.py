@@ -18,6 +18,7 @@ from memsvc.hindsight.banks import MAX_BANK_ID, bank_id, mirror_document_id
 from memsvc.hindsight.client import (
     HindsightClient,
     HindsightError,
+    HindsightRejected,
     HindsightUnavailable,
     OperationFailed,
     RetainItem,
@@ -27,7 +28,8 @@ from memsvc.hindsight.fake import FakeHindsight
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.hindsight.recall import SYSTEM_NOTE, estimate_tokens
 from memsvc.hindsight.turnbuffer import FlushLimits
-from memsvc.jobs.queue import JobTry, current_job
+from memsvc.jobs.payloads import Job, RestoreTurnsJob
+from memsvc.jobs.queue import DeadLetters, JobTry, current_job
 from memsvc.keys import Keys
 from memsvc.security.scanner import Scanner
 from memsvc.service.manager import MemoryManager
@@ -63,6 +65,7 @@ def make(
         injection: dict[str, Any] | None = None,
         env: str = "",
         flush_limits: FlushLimits | None = None,
+        dead_letters: DeadLetters | None = None,
         **hindsight: Any,
     ) -> HindsightProvider:
         config = MemoryConfig(
@@ -84,6 +87,7 @@ def make(
             upserted=upserted,
             env=env,
             flush_limits=flush_limits,
+            dead_letters=dead_letters,
         )
 
     return build
@@ -530,6 +534,58 @@ async def test_a_job_whose_flush_failed_keeps_the_thread_for_its_retry(
     assert len([b for _, b, _ in fake.requests if b == WORK_BANK]) == 1
     current_job.set(JobTry("job-1", last=False))  # its retry
     assert await provider.flush("t1") == 2
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
+    current_job.reset(outside)
+
+
+async def test_a_turn_hindsight_refuses_is_set_aside_and_the_later_turns_go_on(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
+) -> None:
+    """A body limit in front of Hindsight (413) refuses one long turn: it is parked where an
+    operator re-drives it, and the thread's other turns, before and after, are retained."""
+    dead = DeadLetters(fake_redis, Keys("t"))
+    provider = make(retain_every_n_turns=3, dead_letters=dead)
+    fake.max_retain_bytes = 4_000
+    outside = current_job.set(JobTry("job-1", last=False))
+    await provider.sync_turn("short one", "a", thread_id="t1", turn_index=1)
+    await provider.sync_turn("x" * 5_000, "a", thread_id="t1", turn_index=2)
+    await provider.sync_turn("short three", "a", thread_id="t1", turn_index=3)  # one batch: 413
+    await provider.sync_turn("short four", "a", thread_id="t1", turn_index=4)
+    await provider.flush("t1")
+    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:3", "t1:4"]
+    assert await buffered(fake_redis) == []  # nothing holds the thread up
+    (record,) = await dead.records()
+    assert record["function"] == "restore_turns" and "413" in record["error"]
+    assert list(record["payload"]["turns"]) == ["2"]
+
+    fake.max_retain_bytes = None  # the limit raised: the operator re-drives
+    queued: list[Job] = []
+
+    class Queue:
+        async def enqueue(self, job: Job, *, job_id: str) -> None:
+            queued.append(job)
+
+    await dead.redrive(Queue())
+    (job,) = queued
+    assert isinstance(job, RestoreTurnsJob) and await dead.records() == []
+    current_job.set(JobTry("job-2", last=False))
+    assert await provider.restore_turns(job.thread_id, job.turns) == 1
+    assert sorted(turns(fake.documents(WORK_BANK))) == ["t1:1", "t1:2", "t1:3", "t1:4"]
+    current_job.reset(outside)
+
+
+async def test_a_refusal_no_retry_can_change_lets_the_thread_go_at_once(
+    make: MakeProvider, fake: FakeHindsight
+) -> None:
+    """Without a place to set turns aside the round fails; its job is parked, not retried, so
+    holding the thread for a retry would only keep the next turns waiting."""
+    provider = make()
+    fake.fail("retain", status=422)
+    outside = current_job.set(JobTry("job-1", last=False))
+    with pytest.raises(HindsightRejected):
+        await provider.sync_turn("q1", "a", thread_id="t1", turn_index=1)
+    current_job.set(JobTry("job-2", last=False))
+    await provider.sync_turn("q2", "a", thread_id="t1", turn_index=2)  # not left to job-1
     assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:2"]
     current_job.reset(outside)
 
