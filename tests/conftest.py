@@ -44,7 +44,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def turns(document_ids: Iterable[str]) -> list[str]:
-    """Turn documents as ``thread:turn``, in order (their ids also carry the turn's time)."""
+    """Turn documents as ``thread:turn``, in order (their ids also carry a digest of the text)."""
     return [document_id.rsplit(":", 1)[0] for document_id in document_ids]
 
 

@@ -86,7 +86,8 @@ class FakeHindsight:
     hang_banks: set[str] = field(default_factory=set)  # recalls on these never answer
     broken_banks: set[str] = field(default_factory=set)  # every request on these: 500
     odd_banks: set[str] = field(default_factory=set)  # recalls: 200, results with a null text
-    max_retain_bytes: int | None = None  # a retain body over it: 413 (a proxy's limit)
+    max_retain_bytes: int | None = None  # a retain body over it: 413 (a proxy's limit) ...
+    oversize_status: int = 413  # ... or this status
     down: bool = False
     failed_processing: int = 0  # async retains to accept and then fail, like a dead embedder
     processing_paused: bool = False  # async retains stay pending, like a busy Hindsight
@@ -167,7 +168,7 @@ class FakeHindsight:
         if bank in self.broken_banks:
             return httpx.Response(500, json={"detail": "Internal Server Error"})
         if route == "retain" and len(request.content) > (self.max_retain_bytes or math.inf):
-            return httpx.Response(413, text="Request Entity Too Large")
+            return httpx.Response(self.oversize_status, text="Request Entity Too Large")
         headers = {}
         unknown = sorted(set(body) - _KNOWN.get(route, set()))
         if unknown:

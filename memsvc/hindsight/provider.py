@@ -40,10 +40,11 @@ import uuid
 from typing import Any
 
 import structlog
+from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
-from memsvc.errors import ConfirmationError, PermissionDeniedError
+from memsvc.errors import ConfirmationError, InvalidInputError, PermissionDeniedError
 from memsvc.hindsight.banks import (
     MIRROR_TAG,
     Banks,
@@ -323,9 +324,21 @@ class HindsightProvider(MemoryProvider):
         await self._dead_letters.park(job.name, job.queued(), refusal, tries=1)
 
     async def restore_turns(self, thread_id: str, turns: dict[str, str]) -> int:
-        """Turns set aside, back in the buffer (an operator's re-drive), and the thread flushed."""
-        await self._turns.restore(thread_id, turns)
-        return await self.flush(thread_id)
+        """Turns set aside, re-driven by an operator: sent as they were, one at a time, not
+        through the buffer, where their numbers may have been taken by newer turns since.
+
+        A refusal again parks this job with them; a retry sends the same documents again,
+        a no-op for those Hindsight has.
+        """
+        try:
+            items = [RetainItem.model_validate_json(raw) for raw in turns.values()]
+        except ValidationError as exc:  # no retry makes it fit
+            raise InvalidInputError(f"a turn set aside is not a retain item: {exc}") from None
+        bank = self.banks(thread_id).work
+        await self._ensure_bank(bank)
+        for item in items:
+            await self._client.retain(bank, [item], run_async=self.config.retain_async)
+        return len(items)
 
     async def _buffered_threads(self) -> list[str]:
         return await self._turns.threads()

@@ -14,7 +14,7 @@
 - **A refused turn does not hold up the rest.** A batch Hindsight refuses as it is
   (400, 413, 422) is sent again a turn at a time; a turn refused alone is parked
   in the dead-letter list (``restore_turns``) and leaves the buffer, so the
-  thread's later turns are retained; a re-drive puts it back. A failed round whose
+  thread's later turns are retained; a re-drive sends it. A failed round whose
   retry cannot help lets the thread go at once.
 - **Accepted is not sent again.** The operation id of each async retain is kept
   in Redis with the turns it carries; a later round (the retry of a try that
@@ -161,18 +161,6 @@ class TurnBuffer:
             pipe.hlen(buffer)
             *_, size = await pipe.execute()
         return int(size)
-
-    async def restore(self, thread_id: str, turns: dict[str, str]) -> None:
-        """Put turns set aside back, unless the thread holds a newer text under their number."""
-        buffer = self._key("buffer", thread_id)
-        threads = self._keys.buffered_threads(self._user_id, self._agent_id)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for number, item in turns.items():
-                pipe.hsetnx(buffer, number, item)
-            pipe.expire(buffer, SESSION_TTL_SECONDS)
-            pipe.sadd(threads, thread_id)
-            pipe.expire(threads, SESSION_TTL_SECONDS)
-            await pipe.execute()
 
     async def threads(self) -> list[str]:
         members = await self._redis.smembers(  # type: ignore[misc]

@@ -66,7 +66,7 @@ async def retain_fact(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
 
 
 async def restore_turns(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
-    """Turns Hindsight refused, re-driven by an operator: back in the buffer, then flushed."""
+    """Turns Hindsight refused, re-driven by an operator (once its limit is raised)."""
     job = RestoreTurnsJob.parse(payload)
     provider = await _hindsight(ctx, job)
     if provider is not None:

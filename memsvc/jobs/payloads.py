@@ -93,7 +93,7 @@ class RetainJob(Job):
 
 class RestoreTurnsJob(Job):
     """Turns Hindsight refused as they were, set aside so that the thread's later turns go
-    on: parked as soon as they are refused; a re-drive puts them back and flushes."""
+    on: parked as soon as they are refused; a re-drive sends them."""
 
     name = JobName.RESTORE
     turns: dict[str, str]  # turn number -> the buffered retain item, as JSON

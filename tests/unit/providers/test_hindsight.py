@@ -538,26 +538,30 @@ async def test_a_job_whose_flush_failed_keeps_the_thread_for_its_retry(
     current_job.reset(outside)
 
 
+@pytest.mark.parametrize("status", [400, 413, 422])
 async def test_a_turn_hindsight_refuses_is_set_aside_and_the_later_turns_go_on(
-    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis, status: int
 ) -> None:
-    """A body limit in front of Hindsight (413) refuses one long turn: it is parked where an
+    """A body limit in front of Hindsight refuses one long turn: it is parked where an
     operator re-drives it, and the thread's other turns, before and after, are retained."""
     dead = DeadLetters(fake_redis, Keys("t"))
     provider = make(retain_every_n_turns=3, dead_letters=dead)
-    fake.max_retain_bytes = 4_000
+    fake.max_retain_bytes, fake.oversize_status = 4_000, status
     outside = current_job.set(JobTry("job-1", last=False))
     await provider.sync_turn("short one", "a", thread_id="t1", turn_index=1)
     await provider.sync_turn("x" * 5_000, "a", thread_id="t1", turn_index=2)
-    await provider.sync_turn("short three", "a", thread_id="t1", turn_index=3)  # one batch: 413
+    await provider.sync_turn("short three", "a", thread_id="t1", turn_index=3)  # one batch: refused
     await provider.sync_turn("short four", "a", thread_id="t1", turn_index=4)
     await provider.flush("t1")
-    assert turns(fake.documents(WORK_BANK)) == ["t1:1", "t1:3", "t1:4"]
+    assert sorted(turns(fake.documents(WORK_BANK))) == ["t1:1", "t1:3", "t1:4"]
     assert await buffered(fake_redis) == []  # nothing holds the thread up
     (record,) = await dead.records()
-    assert record["function"] == "restore_turns" and "413" in record["error"]
+    assert record["function"] == "restore_turns" and str(status) in record["error"]
     assert list(record["payload"]["turns"]) == ["2"]
 
+    # the thread goes on, and numbers its turns afresh: a new turn 2 before the re-drive
+    await provider.sync_turn("a newer turn two", "a", thread_id="t1", turn_index=2)
+    await provider.flush("t1")
     fake.max_retain_bytes = None  # the limit raised: the operator re-drives
     queued: list[Job] = []
 
@@ -570,8 +574,31 @@ async def test_a_turn_hindsight_refuses_is_set_aside_and_the_later_turns_go_on(
     assert isinstance(job, RestoreTurnsJob) and await dead.records() == []
     current_job.set(JobTry("job-2", last=False))
     assert await provider.restore_turns(job.thread_id, job.turns) == 1
-    assert sorted(turns(fake.documents(WORK_BANK))) == ["t1:1", "t1:2", "t1:3", "t1:4"]
+    asked = sorted(d.content.split("\n")[0][:20] for d in fake.documents(WORK_BANK).values())
+    assert asked == [
+        "User: a newer turn t",
+        "User: short four",
+        "User: short one",
+        "User: short three",
+        "User: xxxxxxxxxxxxxx",
+    ]
     current_job.reset(outside)
+
+
+async def test_a_turn_is_parked_before_it_leaves_the_buffer(
+    make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
+) -> None:
+    """If the dead-letter list cannot take it, the refused turn stays where it was."""
+
+    class Full(DeadLetters):
+        async def park(self, *args: Any, **kwargs: Any) -> None:
+            raise ConnectionError("Redis went away")
+
+    provider = make(dead_letters=Full(fake_redis, Keys("t")))
+    fake.max_retain_bytes = 4_000
+    with pytest.raises(ConnectionError):
+        await provider.sync_turn("x" * 5_000, "a", thread_id="t1", turn_index=1)
+    assert await buffered(fake_redis) == [1]
 
 
 async def test_a_refusal_no_retry_can_change_lets_the_thread_go_at_once(
