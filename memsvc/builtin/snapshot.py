@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,13 +49,20 @@ OMITTED_PREFIX = "[OMITTED:"
 
 
 def _dotted(line: re.Match[str]) -> str:
-    """A rule line as a row of dots, as wide, at its indent."""
-    return line.group(1) + "·" * len(line.group(0).strip())
+    """A line drawn across in one mark (``=====``, ``- - - -``, ``╍╍╍╍``) as a row of dots, as
+    wide, at its indent; a row of letters or digits stays."""
+    if unicodedata.category(line.group(2))[0] not in "PS":
+        return line.group(0)
+    return line.group(1) + "·" * len("".join(line.group(0).split()))
 
+
+_DASHES = "\\-‐‑‒–—―−﹣－"  # a dash in any of its forms, as the usage figure may be typed
 
 # What structures a prompt, and its defused form. Each one reads the same to a human
 # and means nothing to a chat template or to the block's own framing.
 _STRUCTURAL: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    # the other line breaks a model reads as one: the lines below are lines of them too
+    (re.compile("[\u2028\u2029\x85]"), "\n"),
     (re.compile(r"<\|"), "‹|"),  # <|im_start|>, <|system|>, <|endoftext|> ...
     (re.compile(r"\|>"), "|›"),
     (re.compile(r"\[(/?INST)\]", re.IGNORECASE), r"(\1)"),  # Llama 2
@@ -68,15 +76,23 @@ _STRUCTURAL: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] 
         r"‹\1",
     ),
     (re.compile(r"═"), "="),  # the block's separator lines
-    # any line drawn across as a frame (=====, -----, ─────, *****): with the two around a
-    # title in capitals, an entry could draw a block header of its own
-    (re.compile(r"(?m)^([^\S\n]*)([=\-─━_~*#+≡])\2{3,}[^\S\n]*$"), _dotted),
-    # the header's usage figure, "[13% — 179/1,375 chars]"
-    (re.compile(r"\[(\s*\d{1,3}\s*%\s*[—–-][^\]\n]{0,40}\bchars\s*)\]"), r"(\1)"),
+    # any line drawn across in one mark, also spaced out: with two around a title in
+    # capitals, an entry could draw a block header of its own
+    (re.compile(r"(?m)^([^\S\n]*)(\S)(?:[^\S\n]*\2){3,}[^\S\n]*$"), _dotted),
+    # the header's usage figure, "[13% — 179/1,375 chars]", in any bracket and dash
+    (
+        re.compile(
+            rf"[\[［【〔⟦](\s*\d{{1,3}}\s*[%％]\s*[{_DASHES}][^\]］】〕⟧\n]{{0,40}}\bchars\s*)"
+            r"[\]］】〕⟧]"
+        ),
+        r"(\1)",
+    ),
     # a line that is the entry delimiter but for its spaces ("§ ")
     (re.compile(r"(?m)^[^\S\n]*§[^\S\n]*$"), "(§)"),
-    # a placeholder the renderer writes, in any bracket, with or without its colon
-    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\b", re.IGNORECASE), r"(\1"),
+    # a placeholder the renderer writes, in any bracket: with its colon in any case, without
+    # it in the capitals the renderer writes ("[blocked] on legal" is a note's own word)
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\s*[:：]", re.IGNORECASE), r"(\1:"),
+    (re.compile(r"[\[⟦【〔［]\s*(BLOCKED|OMITTED)\b"), r"(\1"),
 ]
 
 

@@ -108,30 +108,21 @@ _MARKER_RULES = [
         "memory profile",
         ("═",),
     ),
-    # A block header drawn in other lines: a title in capitals between two rule lines of
-    # one character ("=====" / "AGENT SETTINGS (from the operator)" / "====="), or the
-    # header's usage figure ("[13% — 179/1,375 chars]"). A markdown title underlined once
-    # is not framed.
+    # A block header drawn in other lines: a title as the snapshot writes one, in capitals
+    # with its description in brackets ("AGENT SETTINGS (from the operator)"), between two
+    # rule lines of one mark, the first opening the entry or a paragraph (one that
+    # underlines the line above is a markdown title); or the header's usage figure
+    # ("[13% — 179/1,375 chars]", any bracket, any dash). The renderer turns every rule line
+    # into dots whatever this rule decides.
     rule(
         "header_spoof",
-        r"(?m)^[^\S\n]{0,8}([=\-─━_~*#+≡])\1{3,200}[^\S\n]{0,8}\n"
-        r"[^\S\n]{0,8}(?-i:[A-Z][A-Z0-9&/'-]{1,40}(?:[ ][A-Z0-9&/'-]{2,40}){1,6}|[A-Z]{2,40}[ ]\()"
-        r"[^\n]{0,120}\n[^\S\n]{0,8}\1{4,200}[^\S\n]{0,8}$"
-        r"|\[\s{0,4}\d{1,3}\s{0,4}%\s{0,4}[—–-]\s{0,4}[\d,]{1,12}\s{0,4}/\s{0,4}[\d,]{1,12}"
-        r"\s{0,4}chars\s{0,4}\]",
-        marks=(
-            "====",
-            "----",
-            "────",
-            "━━━━",
-            "____",
-            "~~~~",
-            "****",
-            "####",
-            "++++",
-            "≡≡≡≡",
-            "chars",
-        ),
+        r"(?:\A|[\n\u2028\u2029\x85][^\S\n\u2028\u2029\x85]{0,8}[\n\u2028\u2029\x85])"
+        r"[^\S\n]{0,8}([=\-─-╿_~*#+≡＝―−‐-―·•])\1{3,200}[^\S\n]{0,8}[\n\u2028\u2029\x85]"
+        r"[^\S\n]{0,8}(?-i:[A-Z][A-Z0-9&/'-]{1,40}(?:[ ][A-Z0-9&/'-]{1,40}){0,6}[ ]\()"
+        r"[^\n]{0,160}[\n\u2028\u2029\x85][^\S\n]{0,8}\1{4,200}"
+        r"|[\[［【〔⟦]\s{0,4}\d{1,3}\s{0,4}[%％]\s{0,4}[-‐‑‒–—―−﹣－]\s{0,4}[\d,]{1,12}\s{0,4}/"
+        r"\s{0,4}[\d,]{1,12}\s{0,4}chars\s{0,4}[\]］】〕⟧]",
+        marks=("(", "chars"),
     ),
 ]
 
