@@ -237,8 +237,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a terminal acts on rather than shows: control characters (an escape sequence can
+# retitle the window or rewrite the screen) and the bidi controls that reorder a line.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_BEYOND_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # what JSON leaves raw
+
+
+def _shown(line: str) -> str:
+    """``line`` for a terminal: what it would act on spelt out (``\\x1b``), from a
+    memory.json or an event that nobody here wrote."""
+    return _TERMINAL_CONTROLS.sub(lambda c: c.group().encode("unicode_escape").decode(), line)
+
+
 def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(_json(data, indent=2) + "\n")
+
+
+def _json(data: Any, indent: int | None = None) -> str:
+    """JSON that a terminal only shows: JSON itself escapes C0 controls, not C1 or bidi ones."""
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    return _BEYOND_JSON.sub(lambda c: f"\\u{ord(c.group()):04x}", text)
 
 
 def _client(settings: ServiceSettings) -> MemoryClient:
@@ -424,7 +442,7 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 
     def show(entry: LogEntry) -> None:
         if ns.as_json:
-            sys.stdout.write(json.dumps(entry.__dict__, ensure_ascii=False) + "\n")
+            sys.stdout.write(_json(entry.__dict__) + "\n")
         else:
             sys.stdout.write(_shown(_format(entry)) + "\n")
         sys.stdout.flush()
@@ -541,17 +559,6 @@ async def _explain_text(
     else:
         _lines(found.lines())
     return EXIT_OK if found.entries or found.unlogged else EXIT_TOOL_FAILED
-
-
-# What a terminal acts on rather than shows: control characters (an escape sequence can
-# retitle the window or rewrite the screen) and the bidi controls that reorder a line.
-_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _shown(line: str) -> str:
-    """``line`` for a terminal: what it would act on spelt out (``\\x1b``), from a
-    memory.json or an event that nobody here wrote."""
-    return _TERMINAL_CONTROLS.sub(lambda c: c.group().encode("unicode_escape").decode(), line)
 
 
 def _lines(lines: list[str]) -> None:

@@ -178,6 +178,9 @@ async def refuse_a_cluster(url: str, settings: ServiceSettings) -> None:
         info = await redis.info("cluster")
     except REDIS_DOWN:
         return
+    except ResponseError as exc:  # an ACL without INFO: the check is the only loss
+        log.warning("redis_cluster_check_skipped", error=str(exc))
+        return
     finally:
         await redis.aclose()
     if info.get("cluster_enabled"):

@@ -463,25 +463,36 @@ async def prometheus(request: Request) -> Response:
 # -- the application ----------------------------------------------------------------------
 
 
-QUOTED_INPUT = 256  # characters of a refused input that its error quotes back
+QUOTED_INPUT = 256  # characters of a refused input (or a field's name) an error quotes back
+QUOTED_ERRORS = 20  # errors a 422 lists; the rest are counted
 
 
 def validation_detail(errors: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """FastAPI's validation errors as strict JSON, each quoting at most ``QUOTED_INPUT``
-    characters of what it refuses: a body that is not UTF-8 (sent as text, not JSON)
-    spelt out, a field of megabytes not sent back whole."""
+    """FastAPI's validation errors as strict JSON, at most ``QUOTED_ERRORS`` of them, each
+    quoting at most ``QUOTED_INPUT`` characters of what it refuses and of a field's name: a
+    body that is not UTF-8 (sent as text, not JSON) spelt out, a body of megabytes (a huge
+    field, thousands of unknown ones) not sent back whole."""
+    errors = list(errors)
     detail = []
-    for error in errors:
+    for error in errors[:QUOTED_ERRORS]:
         error = dict(error)
+        error["loc"] = [_cut(part) if isinstance(part, str) else part for part in error["loc"]]
         if "input" in error:
             quoted = error["input"]
             if isinstance(quoted, bytes | bytearray):
                 quoted = bytes(quoted).decode("utf-8", "backslashreplace")
             quoted = json_safe(jsonable_encoder(quoted))
             text = quoted if isinstance(quoted, str) else json.dumps(quoted, ensure_ascii=False)
-            error["input"] = quoted if len(text) <= QUOTED_INPUT else text[:QUOTED_INPUT] + "…"
+            error["input"] = quoted if len(text) <= QUOTED_INPUT else _cut(text)
         detail.append(json_safe(jsonable_encoder(error)))
+    if len(errors) > QUOTED_ERRORS:
+        left_out = len(errors) - QUOTED_ERRORS
+        detail.append({"loc": [], "msg": f"{left_out} more errors", "type": "more_errors"})
     return detail
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= QUOTED_INPUT else text[:QUOTED_INPUT] + "…"
 
 
 async def _refused(request: Request, exc: Exception) -> JSONResponse:

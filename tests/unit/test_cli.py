@@ -381,6 +381,11 @@ def test_migrate_spells_out_what_a_terminal_would_act_on(
     assert code == 0
     assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out)
     assert "\\x1b]0;owned\\x07" in out and "\\u202eevil\\u202c" in out and "\\x9b2J" in out
+    write(home / "users/u2/memory.json", memory_json(facts=facts))
+    code, out, _ = run(capsys, "migrate", "--from", str(home), "--user-id", "u2", "--json")
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]", out)
+    texts = {o["text"] for f in json.loads(out)["users"][0]["files"] for o in f["outcomes"]}
+    assert texts == {f["content"] for f in facts}  # escaped as JSON, read back whole
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,16 @@ from dataclasses import dataclass, field
 import hiredis
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError, InvalidResponse, ResponseError, TimeoutError
+from redis.exceptions import (
+    ConnectionError,
+    InvalidResponse,
+    NoPermissionError,
+    ResponseError,
+    TimeoutError,
+)
 
+from memsvc import redisconn
+from memsvc.errors import InvalidInputError
 from memsvc.redisconn import PackingConnection, connect
 from memsvc.settings import ServiceSettings
 
@@ -195,3 +203,36 @@ async def test_data_sent_unasked_to_an_idle_connection_is_never_taken_for_a_repl
         await asyncio.sleep(0.05)
         assert await redis.get("two") == b"two"
         assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "refused"),
+    [
+        ({"cluster_enabled": 1}, True),
+        ({"cluster_enabled": 0}, False),
+        (NoPermissionError("this user has no permissions to run the 'info' command"), False),
+        (ConnectionError("refused"), False),  # not up yet: waited for as any outage
+    ],
+)
+async def test_a_cluster_node_is_refused_and_nothing_else_is(
+    monkeypatch: pytest.MonkeyPatch, answer: object, refused: bool
+) -> None:
+    """Only a node that says it is in a Cluster is refused: an ACL without INFO starts."""
+
+    class Node:
+        async def info(self, section: str) -> object:
+            assert section == "cluster"
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr(redisconn, "connect", lambda url, settings: Node())
+    check = redisconn.refuse_a_cluster("redis://node:6379/0", ServiceSettings())
+    if refused:
+        with pytest.raises(InvalidInputError, match="Redis Cluster"):
+            await check
+    else:
+        await check

@@ -9,7 +9,7 @@ import pytest
 
 from memsvc.errors import InvalidInputError
 from memsvc.events import MAX_EVENT_BYTES, MAX_TURN_CHARS, MAX_TURN_INDEX
-from memsvc.gateway.app import PREFIX, QUOTED_INPUT
+from memsvc.gateway.app import PREFIX, QUOTED_ERRORS, QUOTED_INPUT
 from tests.unit.gateway.conftest import Gateway
 
 
@@ -102,6 +102,13 @@ async def test_a_refused_field_of_megabytes_is_quoted_short(gateway: Gateway) ->
     (error,) = answer.json()["detail"]
     assert error["loc"] == ["body", "user_content"]
     assert error["input"] == "x" * QUOTED_INPUT + "…"
+    many = {"target": "user", "content": "x", **{f"f{n}": 1 for n in range(50)}, "k" * 5000: 1}
+    refused = await gateway.call("POST", "/entries", json=many)
+    assert refused.status_code == 422 and len(refused.content) < 8_000
+    detail = refused.json()["detail"]
+    assert len(detail) == QUOTED_ERRORS + 1 and detail[-1]["msg"] == "31 more errors"
+    long_name = (await gateway.call("POST", "/entries", json={"k" * 5000: 1})).json()["detail"]
+    assert ["body", "k" * QUOTED_INPUT + "…"] in [e["loc"] for e in long_name]
     whole = await gateway.call("POST", "/entries", json={"target": "user", "content": 7})
     assert whole.json()["detail"][0]["input"] == 7  # short inputs are quoted as they are
 
