@@ -13,6 +13,7 @@ from memsvc.paths import Target
 
 MAX_BANK_ID = 100
 MIRROR_TAG = "source:builtin"
+TURN_TAG = "source:turn"  # a retained conversation turn
 MIGRATION_TAG = "source:deerflow"
 
 

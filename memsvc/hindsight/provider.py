@@ -47,6 +47,7 @@ from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
 from memsvc.errors import ConfirmationError, InvalidInputError, PermissionDeniedError
 from memsvc.hindsight.banks import (
     MIRROR_TAG,
+    TURN_TAG,
     Banks,
     bank_id,
     fact_document_id,
@@ -277,7 +278,7 @@ class HindsightProvider(MemoryProvider):
                 timespec="seconds"
             ),
             document_id=turn_document_id(thread_id, turn_index, content),
-            tags=[f"thread:{thread_id}", f"agent:{self.agent_id}", "source:turn"],
+            tags=[f"thread:{thread_id}", f"agent:{self.agent_id}", TURN_TAG],
             metadata={
                 "user_id": self.user_id,
                 "agent_id": self.agent_id,

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import structlog
 
+from memsvc.hindsight.banks import TURN_TAG
 from memsvc.hindsight.client import Memory
 from memsvc.security.scanner import Scanner
 from memsvc.security.scrubber import scrub
@@ -77,7 +78,9 @@ def screened(
         text = labels.sub(r"\1 said:", scrub(memory.text, tag).strip())
         if not text:
             continue
-        if scanner.findings(text):
+        # a retained turn is conversation, not a note: the learned layer, trained on notes,
+        # withheld one honest turn in eight (docs/SECURITY.md); the rules read turns
+        if scanner.findings(text, learned=TURN_TAG not in memory.tags):
             log.warning("hindsight_recall_blocked", document_id=memory.document_id)
             continue
         yield memory, text
