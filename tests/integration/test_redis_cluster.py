@@ -22,9 +22,10 @@ def cluster_node(tmp_path: Path) -> Iterator[RedisServer]:
     data_dir = tmp_path / "redis"
     data_dir.mkdir()
     nodes = str(data_dir / "nodes.conf")
-    server = RedisServer(
-        free_port(), data_dir, extra=("--cluster-enabled", "yes", "--cluster-config-file", nodes)
-    )
+    # the cluster bus listens too, on port + 10000 unless named: past 55535 that is no port
+    bus = ("--cluster-port", str(free_port()))
+    cluster = ("--cluster-enabled", "yes", "--cluster-config-file", nodes, *bus)
+    server = RedisServer(free_port(), data_dir, extra=cluster)
     server.start()
     yield server
     server.stop()
