@@ -72,6 +72,7 @@ class Outbox:
                     async with asyncio.timeout(self._timeout):
                         await asyncio.shield(attempt)
                 except Exception as exc:  # not confirmed: another copy after a pause
+                    _let_go(attempt)
                     await outage.wait(exc)
                     attempt = asyncio.ensure_future(self._bus.publish(event))
                     continue
@@ -94,3 +95,9 @@ class Outbox:
         for task in keepers:
             task.cancel()
         await asyncio.gather(*keepers, return_exceptions=True)
+
+
+def _let_go(attempt: asyncio.Future[Any]) -> None:
+    """A copy given up on may still fail later: its error is read then, not printed by
+    asyncio as never retrieved (a traceback on the agent's stderr per retry)."""
+    attempt.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -26,7 +26,15 @@ from redis.asyncio import Connection, ConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
-from redis.exceptions import ConnectionError, ResponseError, TimeoutError
+from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
+    ConnectionError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+    TimeoutError,
+)
 
 from memsvc.errors import InvalidInputError
 from memsvc.settings import ServiceSettings
@@ -41,8 +49,17 @@ try:
 except ImportError:  # pragma: no cover - hiredis comes with arq
     HIREDIS_PACKS = False
 
-# What an unreachable or unresponsive Redis raises (sockets raise OSError directly).
-REDIS_DOWN: tuple[type[Exception], ...] = (ConnectionError, TimeoutError, OSError)
+# What an unreachable or unresponsive Redis raises (sockets raise OSError directly), and
+# what one that refuses writes for now answers: over ``maxmemory`` (``OOM``) or a replica
+# (``READONLY``, an old primary after a failover). A refused command did nothing, and the
+# same Redis may take it later: either way it is an outage, waited out and retried.
+REDIS_DOWN: tuple[type[Exception], ...] = (
+    ConnectionError,
+    TimeoutError,
+    OSError,
+    OutOfMemoryError,
+    ReadOnlyError,
+)
 
 
 class PackingConnection(Connection):
@@ -167,6 +184,27 @@ class UnqueuedPool(ConnectionPool):
             await self.release(connection)
             raise
         return connection
+
+
+async def wait_for_redis(url: str, settings: ServiceSettings) -> None:
+    """Return once Redis answers: a process started before its Redis (or during an
+    outage) waits for it as a running one would. Credentials it refuses are raised at
+    once: waiting would not change them."""
+    redis = connect(url, settings)
+    outage = Outage("redis_unreachable_at_start", cap=5.0)
+    try:
+        while True:
+            try:
+                await redis.ping()
+            except (AuthenticationError, AuthorizationError):
+                raise
+            except REDIS_DOWN as exc:
+                await outage.wait(exc)
+            else:
+                outage.over()
+                return
+    finally:
+        await redis.aclose()
 
 
 async def refuse_a_cluster(url: str, settings: ServiceSettings) -> None:

@@ -21,8 +21,9 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
-from arq.connections import RedisSettings
+from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker, func, get_kwargs
+from redis.asyncio import ConnectionPool
 
 from memsvc.config import ConfigError
 from memsvc.heap import freeze_startup_heap
@@ -37,6 +38,7 @@ from memsvc.redisconn import (
     connect,
     connection_options,
     refuse_a_cluster,
+    wait_for_redis,
 )
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
@@ -161,11 +163,29 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     settings = get_kwargs(WorkerSettings)  # type: ignore[arg-type]
     loop = _event_loop()
     asyncio.set_event_loop(loop)  # the loop arq's worker takes as its own
+    # arq gives up on a Redis that is not up after five tries a second apart
+    loop.run_until_complete(wait_for_redis(REDIS_URL, SETTINGS))
     # before arq touches its keys: on a Cluster its first command fails with MOVED
     loop.run_until_complete(refuse_a_cluster(REDIS_URL, SETTINGS))
-    worker = ResilientWorker(**{**settings, "burst": burst, "ctx": {"metrics": metrics}})
+    worker = ResilientWorker(
+        **{**settings, "burst": burst, "ctx": {"metrics": metrics}, "redis_pool": job_pool()}
+    )
     freeze_startup_heap()
     worker.run()
+
+
+def job_pool() -> ArqRedis:
+    """arq's connections, with the command timeout of every other memsvc connection.
+
+    arq's own pool sets none: a Redis that took a request and never answered (a network
+    partition, a stalled proxy) held the job loop, and every background job, for good.
+    arq polls and issues no blocking command, so any reply is due within the timeout.
+    """
+    pool = ArqRedis(ConnectionPool.from_url(REDIS_URL, **connection_options(SETTINGS)))
+    pool.job_serializer = WorkerSettings.job_serializer
+    pool.job_deserializer = WorkerSettings.job_deserializer
+    pool.default_queue_name = WorkerSettings.queue_name
+    return pool
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:

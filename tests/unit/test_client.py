@@ -11,6 +11,7 @@ from typing import Any
 import fakeredis
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
@@ -24,13 +25,31 @@ def settings(tmp_path: Path) -> ServiceSettings:
     return ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
 
 
-@pytest.fixture
-async def refused(settings: ServiceSettings) -> AsyncIterator[MemoryClient]:
-    """A client whose Redis refuses every connection (nothing listens on port 1)."""
-    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    async with MemoryClient(settings=settings, redis=dead) as mem:
+@pytest.fixture(params=["no connection", "out of memory", "read-only replica"])
+async def refused(
+    request: pytest.FixtureRequest, settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[MemoryClient]:
+    """A client whose Redis refuses: every connection (nothing listens on port 1), or every
+    write, as one over ``maxmemory`` under ``noeviction`` does, or a replica (an old
+    primary after a failover)."""
+    if request.param == "no connection":
+        redis = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    else:
+        redis = fakeredis.aioredis.FakeRedis()
+    async with MemoryClient(settings=settings, redis=redis) as mem:
+        if request.param != "no connection":
+            error = (
+                OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+                if request.param == "out of memory"
+                else ReadOnlyError("You can't write against a read only replica.")
+            )
+
+            async def publish(*_: Any, **__: Any) -> str:
+                raise error
+
+            monkeypatch.setattr(mem.bus, "publish", publish)
         yield mem
-    await dead.aclose()
+    await redis.aclose()
 
 
 async def test_call_tool_when_redis_refuses_says_nothing_was_saved_and_may_be_retried(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,30 @@ async def test_closing_a_client_that_never_opened_fully_raises_nothing_new(
     with pytest.raises(OSError):
         await client.__aenter__()
     await client.aclose()  # cleanup after the failed open: the open's error is the one seen
+
+
+async def test_a_publish_given_up_on_that_fails_later_leaves_no_unread_error(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy waited for past the outbox's timeout is replaced by another; when it fails
+    later, its error is read, not printed by asyncio as never retrieved on every retry."""
+    loop = asyncio.get_running_loop()
+    unread: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: unread.append(context))
+
+    async def fails_late(real: Publish, event: Any) -> str:
+        await asyncio.sleep(1.0)
+        raise RedisTimeoutError("Timeout reading from socket")
+
+    published = first_publish(monkeypatch, service.client, fails_late)
+    monkeypatch.setattr(service.client._outbox, "_timeout", 0.2)
+    try:
+        result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.1)
+        assert result["pending"] is True
+        await until(lambda: applied(service, result["event_id"]))
+        await asyncio.sleep(1.5)  # the first copy has failed by now
+        gc.collect()
+        assert len(published) >= 2
+        assert unread == []
+    finally:
+        loop.set_exception_handler(None)

@@ -16,6 +16,8 @@ import hiredis
 import pytest
 from redis.asyncio import Redis
 from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
     ConnectionError,
     InvalidResponse,
     NoPermissionError,
@@ -236,3 +238,46 @@ async def test_a_cluster_node_is_refused_and_nothing_else_is(
             await check
     else:
         await check
+
+
+async def test_a_process_started_before_its_redis_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``memsvc worker`` started before Redis (or during an outage): arq alone gives up
+    after five tries a second apart and the process exits."""
+    answers: list[Exception | None] = [ConnectionError("refused"), TimeoutError(), None]
+    pings: list[object] = []
+
+    class Node:
+        async def ping(self) -> bool:
+            pings.append(object())
+            answer = answers.pop(0)
+            if answer is not None:
+                raise answer
+            return True
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr(redisconn, "connect", lambda url, settings: Node())
+    await redisconn.wait_for_redis("redis://node:6379/0", ServiceSettings())
+    assert (len(pings), answers) == (3, [])
+
+
+@pytest.mark.parametrize(
+    "refusal", [AuthenticationError("invalid password"), AuthorizationError("no permission")]
+)
+async def test_credentials_redis_refuses_are_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch, refusal: Exception
+) -> None:
+    class Node:
+        async def ping(self) -> bool:
+            raise refusal
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr(redisconn, "connect", lambda url, settings: Node())
+    with pytest.raises(type(refusal)):
+        async with asyncio.timeout(30):  # generous: refused at the first answer
+            await redisconn.wait_for_redis("redis://node:6379/0", ServiceSettings())

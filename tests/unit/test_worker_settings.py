@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import fakeredis
 import pytest
 from arq.connections import ArqRedis
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.service.worker import ResilientWorker, WorkerSettings
 from memsvc.store import filejobs
 from memsvc.store.filejobs import FileJobs
 
 
-async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
-    server = fakeredis.FakeServer()
-    pool = ArqRedis(connection_pool=fakeredis.aioredis.FakeRedis(server=server).connection_pool)
-    worker = ResilientWorker(
+def _worker_on(pool: ArqRedis) -> ResilientWorker:
+    return ResilientWorker(
         functions=WorkerSettings.functions,
         redis_pool=pool,
         queue_name="svc:jobs",
         handle_signals=False,
         poll_delay=0.01,
     )
+
+
+async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> None:
+    server = fakeredis.FakeServer()
+    pool = ArqRedis(connection_pool=fakeredis.aioredis.FakeRedis(server=server).connection_pool)
+    worker = _worker_on(pool)
     server.connected = False
     await worker._poll_iteration()  # arq alone raises ConnectionError here: the process ends
     assert worker._outage.failures == 1
@@ -31,6 +38,65 @@ async def test_a_job_poll_that_cannot_reach_redis_waits_and_polls_again() -> Non
     await worker._poll_iteration()
     assert worker._outage.failures == 0
     await pool.aclose()
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+        ReadOnlyError("You can't write against a read only replica."),
+    ],
+)
+async def test_a_redis_that_refuses_the_health_check_write_is_waited_out_too(
+    refusal: Exception, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over ``maxmemory`` or turned replica, Redis refuses the poll's health-check write:
+    arq alone ended the process there, and it stayed down once Redis took writes again."""
+    pool = ArqRedis(connection_pool=fakeredis.aioredis.FakeRedis().connection_pool)
+    worker = _worker_on(pool)
+    refusing = True
+
+    async def psetex(*args: Any, **kwargs: Any) -> Any:
+        if refusing:
+            raise refusal
+        return await ArqRedis.psetex(pool, *args, **kwargs)
+
+    monkeypatch.setattr(pool, "psetex", psetex)
+    await worker._poll_iteration()
+    assert worker._outage.failures == 1
+    refusing = False
+    await worker._poll_iteration()
+    assert worker._outage.failures == 0
+    await pool.aclose()
+
+
+async def test_the_job_loop_gives_up_on_a_redis_that_never_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """arq's own pool has no command timeout: a Redis that swallowed a request held the job
+    loop, and every background job, for good."""
+    from memsvc.service import worker
+
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1 << 16)  # the request, never answered
+        await asyncio.sleep(3600)
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    monkeypatch.setattr(worker, "REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setattr(
+        worker, "SETTINGS", worker.SETTINGS.model_copy(update={"redis_timeout_seconds": 0.3})
+    )
+    pool = worker.job_pool()
+    try:
+        with pytest.raises(RedisTimeoutError):
+            # generous: the pool's own timeout (0.3 s) ends it long before
+            async with asyncio.timeout(30):
+                await pool.zrangebyscore("svc:jobs", 0, 1)
+        assert pool.default_queue_name == WorkerSettings.queue_name
+    finally:
+        await pool.aclose()
+        server.close()
 
 
 @pytest.mark.usefixtures("restore_logging")  # startup configures the process's logging
