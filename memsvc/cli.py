@@ -27,10 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from redis.asyncio import Redis
-from redis.exceptions import AuthenticationError, AuthorizationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import AuthenticationError, AuthorizationError, NoPermissionError, RedisError
 
 from memsvc.client import MemoryClient
 from memsvc.config import ConfigLoader, shown
@@ -44,7 +41,7 @@ from memsvc.errors import (
 from memsvc.events import EVENT_TYPES
 from memsvc.heap import freeze_startup_heap
 from memsvc.ids import DEFAULT_THREAD, validate_id
-from memsvc.jobs.queue import ArqJobs, DeadLetters, deserialise_job, serialise_job
+from memsvc.jobs.queue import ArqJobs, DeadLetters
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
@@ -91,7 +88,8 @@ def _stream_id(text: str) -> str:
 
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
-_REDIS_REFUSED = (AuthenticationError, AuthorizationError)  # connection errors, to redis-py
+# what no retry fixes: MEMSVC_REDIS_URL's credentials, or the rights its user was given
+_REDIS_REFUSED = (AuthenticationError, AuthorizationError, NoPermissionError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -432,7 +430,7 @@ def _format(entry: LogEntry) -> str:
 
 
 async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    redis = Redis.from_url(_needs_redis(settings, "log"))
+    redis = connect(_needs_redis(settings, "log"), settings)
     event_log = EventLog(redis, Keys(settings.key_prefix))
 
     def wanted(entry: LogEntry) -> bool:
@@ -460,15 +458,10 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 
 
 async def _dlq(settings: ServiceSettings, ns: argparse.Namespace) -> int:
-    from arq import create_pool
-    from arq.connections import RedisSettings
+    from memsvc.jobs.queue import job_pool
 
-    url = _needs_redis(settings, "dlq")
     keys = Keys(settings.key_prefix)
-    # the workers' serialiser: a job queued in arq's default (pickle) would never run
-    pool = await create_pool(
-        RedisSettings.from_dsn(url), job_serializer=serialise_job, job_deserializer=deserialise_job
-    )
+    pool = job_pool(_needs_redis(settings, "dlq"), settings)
     try:
         parked = DeadLetters(pool, keys)
         if ns.dlq_command == "list":
@@ -514,7 +507,7 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     if ns.into is None:
         raise UsageError("replay needs --into (or --explain)")
     into = _fresh_dir(ns.into, Path(settings.data_dir))
-    redis = Redis.from_url(_needs_redis(settings, "replay"))
+    redis = connect(_needs_redis(settings, "replay"), settings)
     selection = Slice(
         start=ns.start,
         end=ns.end,
@@ -638,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
         return code
-    except (MemoryUnavailableError, RedisConnectionError, RedisTimeoutError, TimeoutError) as exc:
+    except (MemoryUnavailableError, RedisError, TimeoutError) as exc:
         if isinstance(exc, _REDIS_REFUSED) or isinstance(exc.__cause__, _REDIS_REFUSED):
             # credentials in MEMSVC_REDIS_URL: no retry fixes them
             sys.stderr.write(f"memsvc: Redis refused MEMSVC_REDIS_URL's credentials: {exc}\n")

@@ -756,6 +756,8 @@ class MemoryClient:
             raise
         except REDIS_DOWN as exc:
             raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
+        except RedisError as exc:  # an error reply (NOPERM, MISCONF, BUSY ...): not run
+            raise MemoryUnavailableError(f"Redis refused the event: {exc}") from exc
 
     async def _request(
         self, event: Any, seconds: float, *, keep: bool = False
@@ -796,7 +798,7 @@ class MemoryClient:
                 # every reply waiting, up to a hundred, in one round trip
                 inbox = self._inbox
                 popped = await self._redis.blmpop(1, 1, inbox, direction="LEFT", count=100)  # type: ignore[arg-type,misc]
-            except REDIS_DOWN as exc:
+            except RedisError as exc:  # down, or refusing (an ACL, MISCONF): waited out alike
                 await outage.wait(exc)
                 continue
             outage.over()
@@ -849,6 +851,8 @@ def _redis_read() -> Iterator[None]:
         yield
     except REDIS_DOWN as exc:
         raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
+    except RedisError as exc:
+        raise MemoryUnavailableError(f"Redis refused the read: {exc}") from exc
 
 
 def invalid_tool_args(name: str, problem: str) -> dict[str, Any]:

@@ -29,12 +29,13 @@ from typing import Any, Protocol
 import structlog
 from arq.connections import ArqRedis
 from arq.worker import Retry
-from redis.asyncio import Redis
+from redis.asyncio import ConnectionPool, Redis
 from redis.backoff import EqualJitterBackoff
 
 from memsvc.errors import InvalidInputError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
+from memsvc.redisconn import connection_options
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
 from memsvc.tasks import TaskSet
@@ -108,6 +109,21 @@ def serialise_job(data: dict[str, Any]) -> bytes:
 def deserialise_job(raw: bytes) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(raw)
     return data
+
+
+def job_pool(url: str, settings: ServiceSettings) -> ArqRedis:
+    """arq's connections to the job queue, with memsvc's command timeout and serialiser.
+
+    arq's own pool (``create_pool``) sets no command timeout: a Redis that took a request
+    and never answered (a partition, a stalled proxy) held the job loop, and every
+    background job, for good. arq polls and issues no blocking command, so any reply is
+    due within the timeout. A job queued with arq's default (pickle) would never run.
+    """
+    pool = ArqRedis(ConnectionPool.from_url(url, **connection_options(settings)))
+    pool.job_serializer = serialise_job
+    pool.job_deserializer = deserialise_job
+    pool.default_queue_name = Keys(settings.key_prefix).job_queue
+    return pool
 
 
 class ArqJobs:

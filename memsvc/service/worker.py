@@ -21,14 +21,13 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
-from redis.asyncio import ConnectionPool
 
 from memsvc.config import ConfigError
 from memsvc.heap import freeze_startup_heap
 from memsvc.jobs.functions import job_functions
-from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, serialise_job
+from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, job_pool, serialise_job
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.redisconn import (
@@ -168,24 +167,15 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     # before arq touches its keys: on a Cluster its first command fails with MOVED
     loop.run_until_complete(refuse_a_cluster(REDIS_URL, SETTINGS))
     worker = ResilientWorker(
-        **{**settings, "burst": burst, "ctx": {"metrics": metrics}, "redis_pool": job_pool()}
+        **{
+            **settings,
+            "burst": burst,
+            "ctx": {"metrics": metrics},
+            "redis_pool": job_pool(REDIS_URL, SETTINGS),
+        }
     )
     freeze_startup_heap()
     worker.run()
-
-
-def job_pool() -> ArqRedis:
-    """arq's connections, with the command timeout of every other memsvc connection.
-
-    arq's own pool sets none: a Redis that took a request and never answered (a network
-    partition, a stalled proxy) held the job loop, and every background job, for good.
-    arq polls and issues no blocking command, so any reply is due within the timeout.
-    """
-    pool = ArqRedis(ConnectionPool.from_url(REDIS_URL, **connection_options(SETTINGS)))
-    pool.job_serializer = WorkerSettings.job_serializer
-    pool.job_deserializer = WorkerSettings.job_deserializer
-    pool.default_queue_name = WorkerSettings.queue_name
-    return pool
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import termios
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 
@@ -155,6 +156,14 @@ def test_redis_unreachable_exits_3_with_one_line(
 @pytest.fixture
 def refusing_redis() -> Iterator[int]:
     """A server that answers every command as Redis answers a wrong password."""
+    with _answering(b"-WRONGPASS invalid username-password pair\r\n") as port:
+        yield port
+
+
+@contextlib.contextmanager
+def _answering(reply: bytes | None) -> Iterator[int]:
+    """A server on a free port that answers every command it reads with ``reply`` (``None``:
+    reads and never answers, as a stalled Redis or a partition does)."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
@@ -168,15 +177,73 @@ def refusing_redis() -> Iterator[int]:
             except TimeoutError:
                 continue
             with conn, contextlib.suppress(OSError):
-                while conn.recv(4096):
-                    conn.sendall(b"-WRONGPASS invalid username-password pair\r\n")
+                conn.settimeout(0.1)
+                while not stop.is_set():
+                    try:
+                        if not conn.recv(4096):
+                            break
+                    except TimeoutError:
+                        continue
+                    if reply is not None:
+                        conn.sendall(reply)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["log", "tail"], ["dlq", "list"], ["replay", "--into", "{tmp}/replayed"]],
+)
+def test_a_redis_that_never_answers_exits_3_within_its_timeout(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    argv: list[str],
+) -> None:
+    """Every command is bounded: these three waited for good on a Redis that took the
+    request and never answered."""
+    with _answering(None) as port:
+        monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+        monkeypatch.setenv("MEMSVC_REDIS_TIMEOUT_SECONDS", "1.5")
+        started = time.monotonic()
+        code, out, err = run(capsys, *[arg.format(tmp=tmp_path) for arg in argv])
+    assert code == 3 and out == "" and "Traceback" not in err
+    assert time.monotonic() - started < 60  # generous: the timeout is 1.5 s a command
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        (b"-ERR DB index is out of range\r\n", 3),
+        (b"-MISCONF Redis is configured to save RDB snapshots, but it cannot\r\n", 3),
+        (b"-NOPERM this user has no permissions to run the 'xrevrange' command\r\n", 2),
+    ],
+)
+@pytest.mark.parametrize("argv", [["log", "tail"], ["prefetch", "--user", "u1", "--agent", "a1"]])
+def test_an_error_reply_from_redis_is_one_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reply: bytes,
+    code: int,
+    argv: list[str],
+) -> None:
+    """A refusal no retry fixes (the user's rights) is 2; one a later run may not meet is 3."""
+    with _answering(reply) as port:
+        monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+        exited, _, err = run(capsys, *argv)
+    assert "Traceback" not in err
+    if argv[0] == "prefetch":  # a prefetch answers with what it could not do
+        assert exited == 0 and "skipped" in err
+        return
+    (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
+    assert exited == code, line
 
 
 @pytest.mark.parametrize("argv", [["log", "tail"], ["schemas", "--user", "u1", "--agent", "a1"]])

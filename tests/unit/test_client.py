@@ -11,7 +11,7 @@ from typing import Any
 import fakeredis
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import OutOfMemoryError, ReadOnlyError
+from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError, ResponseError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
@@ -25,24 +25,28 @@ def settings(tmp_path: Path) -> ServiceSettings:
     return ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
 
 
-@pytest.fixture(params=["no connection", "out of memory", "read-only replica"])
+REFUSALS = {
+    "out of memory": OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+    "read-only replica": ReadOnlyError("You can't write against a read only replica."),
+    "failing snapshots": ResponseError("MISCONF Redis is configured to save RDB snapshots"),
+    "an ACL without the command": NoPermissionError("this user has no permissions"),
+}
+
+
+@pytest.fixture(params=["no connection", *REFUSALS])
 async def refused(
     request: pytest.FixtureRequest, settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[MemoryClient]:
     """A client whose Redis refuses: every connection (nothing listens on port 1), or every
-    write, as one over ``maxmemory`` under ``noeviction`` does, or a replica (an old
-    primary after a failover)."""
+    write with an error reply: over ``maxmemory`` under ``noeviction``, a replica (an old
+    primary after a failover), snapshots failing, an ACL that leaves the command out."""
     if request.param == "no connection":
         redis = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     else:
         redis = fakeredis.aioredis.FakeRedis()
     async with MemoryClient(settings=settings, redis=redis) as mem:
         if request.param != "no connection":
-            error = (
-                OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
-                if request.param == "out of memory"
-                else ReadOnlyError("You can't write against a read only replica.")
-            )
+            error = REFUSALS[request.param]
 
             async def publish(*_: Any, **__: Any) -> str:
                 raise error
@@ -175,3 +179,31 @@ async def test_a_client_used_outside_its_block_says_so_for_every_call(
             await call
     with pytest.raises(ClientStateError, match="closed"):
         await mem.__aenter__()
+
+
+async def test_the_inbox_listener_waits_out_an_error_reply_as_it_does_an_outage(
+    settings: ServiceSettings,
+) -> None:
+    """An ACL without BLMPOP, or snapshots failing: the listener ended on the first error
+    reply, and every later reply went unheard."""
+
+    class Refusing(fakeredis.FakeAsyncRedis):
+        refusals = 2
+
+        async def blmpop(self, *args: Any, **kwargs: Any) -> Any:
+            if self.refusals:
+                self.refusals -= 1
+                raise NoPermissionError("this user has no permissions to run the 'blmpop' command")
+            return await super().blmpop(*args, **kwargs)
+
+    redis = Refusing()
+    with capture_logs() as logs:
+        async with MemoryClient(settings=settings, redis=redis) as mem:
+
+            async def back() -> bool:
+                return any(e["event"] == "redis_reachable_again" for e in logs)
+
+            await until(back)
+            assert mem._listener is not None and not mem._listener.done()
+    assert [e["failures"] for e in logs if e["event"] == "client_inbox_unavailable"] == [1, 2]
+    await redis.aclose()

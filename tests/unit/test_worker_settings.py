@@ -70,12 +70,11 @@ async def test_a_redis_that_refuses_the_health_check_write_is_waited_out_too(
     await pool.aclose()
 
 
-async def test_the_job_loop_gives_up_on_a_redis_that_never_answers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_the_job_loop_gives_up_on_a_redis_that_never_answers() -> None:
     """arq's own pool has no command timeout: a Redis that swallowed a request held the job
     loop, and every background job, for good."""
-    from memsvc.service import worker
+    from memsvc.jobs.queue import job_pool
+    from memsvc.settings import ServiceSettings
 
     async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read(1 << 16)  # the request, never answered
@@ -83,17 +82,14 @@ async def test_the_job_loop_gives_up_on_a_redis_that_never_answers(
 
     server = await asyncio.start_server(swallow, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    monkeypatch.setattr(worker, "REDIS_URL", f"redis://127.0.0.1:{port}/0")
-    monkeypatch.setattr(
-        worker, "SETTINGS", worker.SETTINGS.model_copy(update={"redis_timeout_seconds": 0.3})
-    )
-    pool = worker.job_pool()
+    settings = ServiceSettings(key_prefix="svc", redis_timeout_seconds=1.5)
+    pool = job_pool(f"redis://127.0.0.1:{port}/0", settings)
     try:
         with pytest.raises(RedisTimeoutError):
-            # generous: the pool's own timeout (0.3 s) ends it long before
+            # generous: the pool's own timeout (1.5 s) ends it long before
             async with asyncio.timeout(30):
-                await pool.zrangebyscore("svc:jobs", 0, 1)
-        assert pool.default_queue_name == WorkerSettings.queue_name
+                await pool.zrangebyscore("svc:arq", 0, 1)
+        assert pool.default_queue_name == "svc:arq"  # the queue the workers poll
     finally:
         await pool.aclose()
         server.close()
