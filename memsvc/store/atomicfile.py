@@ -33,6 +33,8 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 MAX_FILE_BYTES = 1024 * 1024  # far above any memory file; a bigger one is refused, not read
 ABSENT = "-"  # the fingerprint of a file that does not exist
+# a file replaced between its open and its fstat is opened again, up to this many times
+REOPENS = 8
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -127,8 +129,8 @@ def _refuse(exc: OSError, path: Anchored, kind: str, folder: int) -> NoReturn:
     raise exc
 
 
-def _check_regular(fd: int, path: Anchored) -> os.stat_result:
-    info = os.fstat(fd)
+def _check_regular(fd: int, path: Anchored, info: os.stat_result | None = None) -> os.stat_result:
+    info = os.fstat(fd) if info is None else info
     if not stat.S_ISREG(info.st_mode):
         raise UnsafeFileError(f"'{path.relative}' in the data dir is not a regular file")
     if info.st_nlink != 1:
@@ -169,23 +171,32 @@ def read_in(folder: int | None, path: Anchored) -> FileState:
     """``path`` read through ``folder``, the descriptor :func:`folder_of` gave for it."""
     if folder is None:
         return FileState(None, ABSENT)
-    try:
-        fd = os.open(
-            path.parts[-1],
-            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-            dir_fd=folder,
+    for _ in range(REOPENS):
+        try:
+            fd = os.open(
+                path.parts[-1],
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                dir_fd=folder,
+            )
+        except FileNotFoundError:
+            return FileState(None, ABSENT)
+        except OSError as exc:
+            _refuse(exc, path, "regular file", folder)
+        try:
+            info = os.fstat(fd)
+            if info.st_nlink == 0:  # replaced since the open (readers take no lock): anew
+                continue
+            _check_regular(fd, path, info)
+            data = os.read(fd, info.st_size + 1)
+            while len(data) <= MAX_FILE_BYTES and (more := os.read(fd, 1 << 16)):
+                data += more  # grew since the fstat: still bounded
+        finally:
+            os.close(fd)
+        break
+    else:
+        raise UnsafeFileError(
+            f"'{path.relative}' in the data dir was replaced {REOPENS} times while it was read"
         )
-    except FileNotFoundError:
-        return FileState(None, ABSENT)
-    except OSError as exc:
-        _refuse(exc, path, "regular file", folder)
-    try:
-        info = _check_regular(fd, path)
-        data = os.read(fd, info.st_size + 1)
-        while len(data) <= MAX_FILE_BYTES and (more := os.read(fd, 1 << 16)):
-            data += more  # grew since the fstat: still bounded
-    finally:
-        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise UnsafeFileError(f"'{path.relative}' in the data dir grew over the byte cap")
     return FileState(

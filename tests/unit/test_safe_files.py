@@ -8,6 +8,7 @@ import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,6 +76,36 @@ async def test_a_hard_link_to_a_file_elsewhere_is_neither_read_nor_backed_up(
     result = await service.client.call_tool("v", "a1", "t1", "memory", ADD)
     assert result["success"] is False and "hard links" in result["error"]
     assert [p.name for p in path.parent.iterdir()] == ["USER.md"]  # no .bak copy of it
+
+
+@pytest.mark.parametrize("replacements", [1, 3])
+async def test_a_file_replaced_while_it_is_read_is_read_anew_not_refused(
+    service: Service, monkeypatch: pytest.MonkeyPatch, replacements: int
+) -> None:
+    """Readers take no lock: a write renamed in between a read's open and its fstat left
+    the read holding a file with no link, refused as a hard-link escape (a 503 from the
+    gateway, a first snapshot with no memory)."""
+    from memsvc.store import atomicfile
+
+    path = service.runtime.layout.store_file("user", "v", "a1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"Name: old")
+    real_open = os.open
+    left = replacements
+
+    def racing_open(name: Any, *args: Any, **kwargs: Any) -> int:
+        nonlocal left
+        fd = real_open(name, *args, **kwargs)
+        if name == "USER.md" and left:  # a writer's rename lands right after this open
+            left -= 1
+            (path.parent / "new").write_bytes(b"Name: Vera")
+            os.replace(path.parent / "new", path)
+        return fd
+
+    monkeypatch.setattr(atomicfile.os, "open", racing_open)
+    state = atomicfile.read_file_now(service.runtime.layout.anchored(path))
+    monkeypatch.undo()
+    assert (state.data, left) == (b"Name: Vera", 0)
 
 
 async def test_a_lock_file_symlink_creates_nothing_outside(tmp_path: Path) -> None:
