@@ -41,7 +41,7 @@ from memsvc.paths import Anchored, DataLayout
 from memsvc.security.classifier import IMPORT_PATH
 from memsvc.security.scanner import Scanner
 from memsvc.store.atomicfile import read_bytes, write_atomic
-from memsvc.validation import describe
+from memsvc.validation import describe, http_url
 
 log = structlog.get_logger(__name__)
 
@@ -90,6 +90,8 @@ class HindsightConfig(_Section):
     retain_every_n_turns: Count = 1
     retain_user_prefix: str = "User"
     retain_assistant_prefix: str = "Assistant"
+
+    _reachable_url = field_validator("api_url")(http_url)
 
     @field_validator("bank_id_template")
     @classmethod
@@ -305,14 +307,17 @@ def _not_writable(where: str, path: str) -> ConfigError:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with any password (and user name) in it replaced, for printing and logs."""
+    """``url`` for printing and logs: what is before the host's ``@`` (a user name and a
+    password) and every query value (``?api_key=...``) replaced by ``***``."""
+    scheme, separator, rest = url.partition("://")
+    if separator and "@" in rest:  # a password with a '/', '?' or '#' in it ends the host early
+        url = f"{scheme}://***@{rest.rpartition('@')[2]}"
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+    query = "&".join(
+        f"{item.partition('=')[0]}=***" if "=" in item else "***" if item else ""
+        for item in parts.query.split("&")
+    )
+    return urlunsplit(parts._replace(query=query))
 
 
 _ENV_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")

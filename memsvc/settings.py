@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import Field, PositiveFloat, PositiveInt, SecretStr, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memsvc.validation import http_url
 
 # (smaller, larger, may they be equal, why): each pair must hold, or the service
 # misbehaves without saying so.
@@ -135,6 +137,11 @@ class ServiceSettings(BaseSettings):
     def heartbeat_seconds(self) -> float:
         """How often a worker refreshes the events it holds: several beats per ``claim_idle``."""
         return self.claim_idle_seconds / 4
+
+    @field_validator("hindsight_url")
+    @classmethod
+    def _hindsight_url(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)
 
     @model_validator(mode="after")
     def _check_invariants(self) -> Self:

@@ -169,6 +169,21 @@ def _answering(reply: bytes | None) -> Iterator[int]:
     server.listen()
     stop = threading.Event()
 
+    threads: list[threading.Thread] = []
+
+    def answer(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.settimeout(0.1)
+            while not stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                if not data:
+                    return
+                if reply is not None:  # one answer per command (a client pipelines some)
+                    conn.sendall(reply * (data.count(b"\r\n*") + data.startswith(b"*")))
+
     def serve() -> None:
         server.settimeout(0.1)
         while not stop.is_set():
@@ -176,24 +191,17 @@ def _answering(reply: bytes | None) -> Iterator[int]:
                 conn, _ = server.accept()
             except TimeoutError:
                 continue
-            with conn, contextlib.suppress(OSError):
-                conn.settimeout(0.1)
-                while not stop.is_set():
-                    try:
-                        if not conn.recv(4096):
-                            break
-                    except TimeoutError:
-                        continue
-                    if reply is not None:
-                        conn.sendall(reply)
+            threads.append(threading.Thread(target=answer, args=(conn,), daemon=True))
+            threads[-1].start()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    threads.append(threading.Thread(target=serve, daemon=True))
+    threads[-1].start()
     try:
         yield server.getsockname()[1]
     finally:
         stop.set()
-        thread.join()
+        for thread in threads:
+            thread.join()
         server.close()
 
 
@@ -353,6 +361,60 @@ def test_config_masks_credentials_in_urls_and_shows_keys_set_in_the_environment(
     assert hindsight["api_url"] == "https://***@hindsight.internal:8765"
     assert hindsight["api_key"] == "**********"
     assert json.loads(out)["sources"]["hindsight.api_key"] == "env"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://user:hunter2@[::1]:88/", "http://***@[::1]:88/"),
+        (
+            "http://h.example:8888/?api_key=hunter2&region=eu",
+            "http://h.example:8888/?api_key=***&region=***",
+        ),
+        ("http://user:hun%2Fter2@h.example/", "http://***@h.example/"),
+    ],
+)
+def test_config_shows_no_password_or_query_value_of_a_hindsight_url(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str, shown: str
+) -> None:
+    monkeypatch.setenv("MEMSVC_HINDSIGHT_URL", url)
+    code, out, _ = run(capsys, "config", "--user", "u1")
+    assert code == 0 and "hunter2" not in out and "hun%2Fter2" not in out
+    assert json.loads(out)["config"]["hindsight"]["api_url"] == shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://hindsight:abc/",
+        "http://u:hunter2@hindsight:99999/",
+        "http://u:hun/ter2@hindsight/",
+        "http://[::1/",
+        "ftp://hindsight/",
+        "hindsight:8888",
+    ],
+)
+def test_a_hindsight_url_no_client_can_open_is_a_bad_setting_not_quoted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """It passed, and in a worker every event of the user failed with it (builtin memory
+    too); with a password in it, ``memsvc config`` printed a traceback."""
+    monkeypatch.setenv("MEMSVC_HINDSIGHT_URL", url)
+    code, out, err = run(capsys, "config", "--user", "u1")
+    assert code == 2 and out == "" and "Traceback" not in err and "hunter2" not in err
+    (line,) = err.splitlines()
+    assert "hindsight_url" in line and "http:// or https:// URL" in line, line
+
+
+def test_a_hindsight_url_in_the_yaml_no_client_can_open_is_refused_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml_file = tmp_path / "config.yaml"
+    yaml_file.write_text("memory:\n  hindsight:\n    api_url: http://u:hunter2@h:99999/\n")
+    monkeypatch.setenv("MEMSVC_CONFIG", str(yaml_file))
+    code, out, err = run(capsys, "config", "--user", "u1")
+    assert code == 2 and out == "" and "hunter2" not in err and "Traceback" not in err
+    assert "hindsight.api_url" in err and "http:// or https:// URL" in err
 
 
 def test_a_yaml_error_is_reported_by_position_without_the_line(
