@@ -35,6 +35,8 @@ from memsvc.events import (
     Event,
     InvalidEvent,
     MemoryWriteEvent,
+    PrefetchEvent,
+    SearchEvent,
     SyncTurnEvent,
     decode,
 )
@@ -48,6 +50,16 @@ from memsvc.store.locks import LocalQueues
 from memsvc.store.receipts import Receipt
 
 log = structlog.get_logger(__name__)
+
+# What a person wrote or was told, in the payloads that carry it: the log keeps each
+# text's length and digest unless MEMSVC_LOG_TURN_TEXT asks for the text (replay needs
+# none of it: it re-applies writes). A prefetch's or a search's query is, most often, the
+# user's latest message.
+CONVERSATION_TEXT: dict[type[Event], tuple[str, ...]] = {
+    SyncTurnEvent: ("user_content", "assistant_content"),
+    PrefetchEvent: ("query",),
+    SearchEvent: ("query",),
+}
 
 
 def consumer_name() -> str:
@@ -377,13 +389,12 @@ class Consumer:
 
     def _record(self, event: Event, outcome: str, detail: dict[str, Any]) -> LogRecord:
         logged = event.model_dump(mode="json")
-        if isinstance(event, SyncTurnEvent) and not self._rt.settings.log_turn_text:
+        texts = CONVERSATION_TEXT.get(type(event), ())
+        if texts and not self._rt.settings.log_turn_text:
+            payload = event.payload
             logged["payload"] = {
                 **logged["payload"],
-                **{
-                    field: text_summary(getattr(event.payload, field))
-                    for field in ("user_content", "assistant_content")
-                },
+                **{name: text_summary(getattr(payload, name)) for name in texts},
             }
         return LogRecord(
             outcome=outcome,

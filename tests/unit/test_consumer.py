@@ -89,6 +89,19 @@ async def test_the_log_keeps_a_turns_length_and_digest_not_its_text(service: Ser
     assert "hunter2" not in json.dumps(entry.event) and entry.detail["turn_index"] == 1
 
 
+async def test_the_log_keeps_a_queries_length_and_digest_not_its_text(service: Service) -> None:
+    """A prefetch's query is most often the user's latest message: it was kept whole."""
+    said = "my SSN is 078-05-1120"
+    await service.client.prefetch("u1", "a1", "t1", query=said)
+    await service.client.queue_prefetch("u1", "a1", "t2", query=said)
+    await until(lambda: _count(service, 2))
+    digest = hashlib.sha256(said.encode()).hexdigest()[:32]
+    for entry in await service.log():
+        assert entry.type == "prefetch" and entry.event is not None
+        assert entry.event["payload"]["query"] == {"chars": len(said), "sha256": digest}
+        assert "078-05" not in json.dumps(entry.event) + json.dumps(entry.detail)
+
+
 async def test_the_log_keeps_turn_text_when_the_setting_asks(service: Service) -> None:
     await service.stop_consumers()
     settings = service.settings.model_copy(update={"log_turn_text": True})
