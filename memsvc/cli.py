@@ -82,9 +82,18 @@ def _user_id(text: str) -> str:
 
 
 def _stream_id(text: str) -> str:
-    if text in ("-", "+") or _STREAM_ID.fullmatch(text):
+    if text in ("-", "+") or (
+        _STREAM_ID.fullmatch(text) and all(int(part) < 2**64 for part in text.split("-"))
+    ):
         return text
     raise argparse.ArgumentTypeError(f"{text!r} is not a log stream id (like 1717171717171-0)")
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:  # the socket layer would take it modulo 65536
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0-65535)")
+    return value
 
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
@@ -130,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="run a worker (needs MEMSVC_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="exit when the job queue is empty")
     worker.add_argument(
-        "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
+        "--metrics-port", type=_port, default=None, help="serve Prometheus metrics on this port"
     )
     worker.add_argument("--metrics-host", default="127.0.0.1", help="... on this address")
 
@@ -138,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="run the HTTP gateway (needs memsvc[gateway]; embedded without Redis)"
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8731)
+    serve.add_argument("--port", type=_port, default=8731)
     serve.add_argument(
         "--no-auth",
         action="store_true",
@@ -238,7 +247,9 @@ def _parser() -> argparse.ArgumentParser:
 # What a terminal acts on rather than shows: control characters (an escape sequence can
 # retitle the window or rewrite the screen) and the bidi controls that reorder a line.
 _TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_BEYOND_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # what JSON leaves raw
+# what JSON leaves raw: C1 and bidi controls, and the lone surrogates that stand for bytes
+# that are not UTF-8 in a file name or an argument (they cannot be written as UTF-8)
+_BEYOND_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _shown(line: str) -> str:

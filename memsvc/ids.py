@@ -59,6 +59,8 @@ def _reason(value: str) -> str | None:
     for ch in value:
         if ch == "\x00":
             return "contains a NUL character"
+        if "\ud800" <= ch <= "\udfff":  # how Python holds bytes of an argument or a name
+            return "contains bytes that are not UTF-8"
         if unicodedata.category(ch).startswith("C"):
             return f"contains control or format character U+{ord(ch):04X}"
         if ch in "/\\":

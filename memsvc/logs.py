@@ -7,9 +7,12 @@ fields, written to stderr so that stdout stays free for a command's output.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 
 import structlog
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def configure_logging(level: str = "warning", *, json_lines: bool = False) -> None:
@@ -19,12 +22,20 @@ def configure_logging(level: str = "warning", *, json_lines: bool = False) -> No
         if json_lines
         else structlog.dev.ConsoleRenderer(colors=False)
     )
+
+    def written(logger: object, name: str, event: structlog.typing.EventDict) -> str:
+        # bytes that are not UTF-8 in a file name or an argument reach Python as lone
+        # surrogates, which a UTF-8 stderr refuses: the line (and the command) died on them
+        line = renderer(logger, name, event)
+        assert isinstance(line, str)  # both renderers write text
+        return _LONE_SURROGATE.sub(lambda c: f"\\u{ord(c.group()):04x}", line)
+
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
+            written,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         # sys.stderr is looked up per logger so a redirected stderr is honoured

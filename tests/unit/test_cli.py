@@ -117,7 +117,11 @@ def test_bad_input_exits_2_with_one_line_on_stderr(
         ["log", "tail", "--limit", "-1"],
         ["log", "tail", "--type", "bogus"],
         ["replay", "--user", "u1", "--from", "bogus", "--into", "x"],
+        ["replay", "--from", "99999999999999999999-0", "--into", "x"],  # past 2**64 - 1
         ["dead-events", "retry", "--limit", "0"],
+        ["serve", "--port", "65537"],  # the socket layer would bind port 1
+        ["serve", "--port", "-1"],
+        ["worker", "--metrics-port", "70000"],
     ],
 )
 def test_arguments_no_command_can_use_are_refused_before_it_runs(
@@ -601,3 +605,18 @@ def test_a_turn_or_query_no_event_can_carry_is_a_one_line_refusal(
     assert code == 2 and err.startswith("memsvc: ") and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "prefetch", "--user", "u1", "--agent", "a1", "--query", "hi\udcff")
     assert code == 2 and err.startswith("memsvc: ") and len(err.strip().splitlines()) == 1
+
+
+def test_bytes_that_are_not_utf8_are_named_so_and_json_output_stays_utf8(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A file name or an argument that is not UTF-8 reaches Python as lone surrogates: JSON
+    written with them raw was no UTF-8 (or a traceback under a strict stdout)."""
+    code, _, err = run(capsys, "tool", "--user", "a\udcffb", "--agent", "a1", "--json", "{}")
+    assert code == 2 and "contains bytes that are not UTF-8" in err
+    home = tmp_path / "deerflow"
+    (home / "users" / "bad\udcffname").mkdir(parents=True)
+    (home / "users" / "bad\udcffname" / "memory.json").write_text('{"facts": []}')
+    code, out, _ = run(capsys, "migrate", "--from", str(home), "--all", "--dry-run", "--json")
+    out.encode("utf-8")  # no lone surrogate left raw
+    assert "bad\\udcffname" in out and json.loads(out)
