@@ -178,6 +178,12 @@ def read_source(source: Source) -> MemoryFile:
         raise MigrationSourceError(f"cannot read {source.relative}: {exc.strerror}") from exc
     try:
         data = json.loads(raw.decode("utf-8-sig"))
+        # a "\ud800" escape is valid JSON and no character: everything downstream failed on it
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MigrationSourceError(
+            f"{source.relative} holds a \\u escape of a lone surrogate, which is no character"
+        ) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise MigrationSourceError(f"{source.relative} is not UTF-8 JSON: {exc}") from None
     except RecursionError:

@@ -21,6 +21,7 @@ what the last run sent.
 from __future__ import annotations
 
 import datetime
+import math
 from dataclasses import dataclass, field
 
 from memsvc.hindsight.banks import MIGRATION_TAG, migration_document_id
@@ -91,7 +92,7 @@ def plan(source: Source, memory: MemoryFile) -> Plan:
 
     for name, label in USER_SUMMARIES:
         summary("user", name, label, getattr(memory.user, name), in_file=True)
-    ranked = sorted(memory.facts, key=lambda pair: -(pair[1].confidence or 0.0))
+    ranked = sorted(memory.facts, key=lambda pair: -_confidence(pair[1]))
     for index, fact in ranked:
         origin = f"facts[{index}]"
         text = fact.content.strip()
@@ -163,3 +164,9 @@ def _timestamp(value: str) -> str | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return when.isoformat(timespec="seconds")
+
+
+def _confidence(fact: Fact) -> float:
+    """A fact's confidence for ranking; none, or not a number (JSON's NaN), ranks last."""
+    value = fact.confidence
+    return value if value is not None and math.isfinite(value) else 0.0

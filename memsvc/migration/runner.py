@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections import Counter
@@ -429,10 +430,26 @@ def _back_up(source: Source, read: bytes) -> str:
             f"{source.relative} changed while it was migrated (is DeerFlow still writing it?): "
             "left for the next run"
         )
-    if backup != source.backup and source.backup.read_bytes() == read:
+    if backup != source.backup and _holds(source.backup, read):
         backup.unlink()  # the older backup holds the same bytes
         backup = source.backup
     return str(Path(source.relative).with_name(backup.name))
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether ``path`` is a regular file of exactly ``data``; never opens anything else
+    (a FIFO found there held the whole run, a folder failed a file already moved)."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(data) + 1) == data
+    finally:
+        os.close(fd)
 
 
 def _put_back(moved: Path, path: Path) -> None:

@@ -172,17 +172,20 @@ async def test_all_users_are_migrated_and_a_malformed_file_fails_only_its_user(
     write(home / "users/bo/memory.json", '{"user": {"workContext": {"summary": "half')
     write(home / "users/cy/memory.json", ["not", "an", "object"])
     write(home / "users/dee/memory.json", {"user": {"topOfMind": {"summary": 42}}})
+    # valid JSON, and no character: the whole run died on it, the others unreported
+    write(home / "users/fay/memory.json", '{"facts": [{"content": "lone \\ud800 here"}]}')
     big = home / "users/eve/memory.json"
     write(big, memory_json(facts=[fact(f"f{i}", "x" * 2000, "context", 0.5) for i in range(2200)]))
     write(home / "users/zhang/memory.json", ZHANG)
     report = await migrate(service, home)
     failed = {user.user_id: user.files[0].error for user in report.users if user.failed}
-    assert sorted(failed) == ["bo", "cy", "dee", "eve"]
+    assert sorted(failed) == ["bo", "cy", "dee", "eve", "fay"]
     assert "is not UTF-8 JSON" in str(failed["bo"])
+    assert "lone surrogate" in str(failed["fay"])
     assert "user.topOfMind.summary" in str(failed["dee"])
     assert "over the 4,194,304-byte limit" in str(failed["eve"])
     assert report.failed
-    for user in ("bo", "cy", "dee", "eve"):  # left for the next run, untouched
+    for user in ("bo", "cy", "dee", "eve", "fay"):  # left for the next run, untouched
         assert (home / f"users/{user}/memory.json").exists()
         assert not (home / f"users/{user}/memory.json.bak").exists()
     assert "名字叫张伟" in entries(service, "users/zhang/USER.md")
@@ -606,6 +609,43 @@ async def test_a_run_beside_an_identical_older_backup_keeps_that_one(
     report = await Migration(ToolWriter(service.client), service.runtime).run({"ada": [found]})
     assert not report.failed and report.users[0].files[0].backup == "users/ada/memory.json.bak"
     assert sorted(p.name for p in older.parent.iterdir()) == ["memory.json.bak"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+async def test_something_else_than_a_file_at_the_backups_name_is_left_alone(
+    service: Service, home: Path, kind: str
+) -> None:
+    """A FIFO there held the whole run (its bytes were read to compare); a folder failed a
+    file that was already moved."""
+    write(home / "users/ada/memory.json", ADA)
+    write(home / "users/zhang/memory.json", ZHANG)
+    backup = home / "users/ada/memory.json.bak"
+    os.mkfifo(backup) if kind == "fifo" else backup.mkdir()
+    async with asyncio.timeout(60):  # generous: the run takes well under a second
+        report = await migrate(service, home)
+    assert not report.failed
+    assert "Goes by Ada, not Adelaide" in entries(service, "users/ada/USER.md")
+    assert "名字叫张伟" in entries(service, "users/zhang/USER.md")
+    (moved,) = [p for p in backup.parent.iterdir() if p.name.endswith(".bak") and p != backup]
+    assert moved.read_text(encoding="utf-8") == json.dumps(ADA, indent=2, ensure_ascii=False)
+
+
+async def test_a_fact_whose_confidence_is_not_a_number_ranks_last(
+    service: Service, home: Path
+) -> None:
+    """JSON's NaN compared as neither more nor less: low facts took the room of confident ones."""
+    facts = [fact("n", "NaN-confidence fact", "preference", 0.5)]
+    facts[0]["confidence"] = float("nan")
+    facts += [
+        fact(f"h{i}", f"confident fact {i} " + "x" * 200, "preference", 0.95) for i in range(6)
+    ]
+    write(home / "users/ada/memory.json", memory_json(facts=facts))
+    await migrate(service, home)
+    written = entries(service, "users/ada/USER.md")
+    assert [e.split(" x")[0] for e in written if e.startswith("confident")] == [
+        f"confident fact {i}" for i in range(6)
+    ]
+    assert not any("NaN-confidence" in e for e in written[:6])
 
 
 async def test_a_user_folder_that_is_a_link_out_of_the_home_fails_and_is_not_renamed(
