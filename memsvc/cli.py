@@ -287,7 +287,11 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     if result.get("success"):
         return EXIT_OK
     sys.stderr.write(f"memsvc: {str(result.get('error', 'the tool failed')).splitlines()[0]}\n")
-    return EXIT_TOOL_FAILED
+    # memory unavailable, a file busy, or a write queued unconfirmed: not the arguments'
+    # fault, and the same call may work later
+    return (
+        EXIT_UNAVAILABLE if result.get("retryable") or result.get("pending") else EXIT_TOOL_FAILED
+    )
 
 
 async def _prefetch(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -537,7 +541,8 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     finally:
         await redis.aclose()
     _emit(report.as_dict())
-    differs = report.different_results or any(v != "same" for v in report.files.values())
+    # the files, as --diff says: a refusal's result may quote a usage read at another moment
+    differs = any(v != "same" for v in report.files.values())
     return EXIT_TOOL_FAILED if ns.diff and differs else EXIT_OK
 
 

@@ -157,6 +157,21 @@ def test_redis_unreachable_exits_3_with_one_line(
     assert line.startswith("memsvc: Redis unavailable") and "Traceback" not in err
 
 
+def test_a_tool_call_memory_could_not_take_exits_3_not_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 says the tool refused the arguments; this call may work as it is once Redis is back."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    add = '{"action": "add", "target": "memory", "content": "x"}'
+    code, out, err = run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", add)
+    result = json.loads(out)
+    assert code == 3 and (result["success"], result["retryable"]) == (False, True)
+    assert "memsvc: Memory is unavailable right now" in err and "Traceback" not in err
+
+
 @pytest.fixture
 def refusing_redis() -> Iterator[int]:
     """A server that answers every command as Redis answers a wrong password."""
