@@ -22,6 +22,7 @@ from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.service.eventlog import WRITES, LogEntry
+from memsvc.service.replay import in_applied_order
 from memsvc.service.runtime import Runtime
 from memsvc.store.edits import Action, Change
 
@@ -217,6 +218,7 @@ async def explain(
     seen: set[str] = set()
     agents = {agent_id} if agent_id is not None else set()
     records, oldest_at = 0, None
+    writes: list[LogEntry] = []
     async for entry in runtime.log.entries():
         if entry.user_id != user_id:
             continue
@@ -232,6 +234,10 @@ async def explain(
             continue
         if agent_id is None:
             agents.add(entry.agent_id)
+        writes.append(entry)
+    # writes to one file that ran together can be logged in another order than applied
+    for entry in in_applied_order(writes):
+        target = "user" if entry.detail.get("target") == "user" else "memory"
         for change in entry.detail.get("changes", []):
             if isinstance(change, dict):  # records from before entries were logged: actions only
                 followed.follow(file_name(target, entry.agent_id), Change.from_dict(change), entry)

@@ -171,3 +171,26 @@ async def test_a_persons_edits_through_the_gateway_are_steps_too(service: Servic
         ],
         "Drinks tea at 4pm": [("add", None, "Drinks tea at 4pm")],
     }
+
+
+async def test_writes_logged_in_another_order_than_applied_are_followed_as_applied(
+    service: Service,
+) -> None:
+    """Two workers writing one file: the replace can finish, and be logged, before the add it
+    changed. Followed in log order, the add was left on its own and the live entry seemed
+    older than the log."""
+    await call(service, "a1", "t1", action="add", target="user", content="Likes tea")
+    await call(
+        service, "a1", "t2", action="replace", target="user", old_text="tea", content="Likes oolong"
+    )
+    key = service.runtime.keys.log
+    writes = [f for _, f in await service.redis.xrange(key) if f[b"type"] == b"memory_write"]
+    assert len(writes) == 2
+    await service.redis.delete(key)
+    for fields in reversed(writes):  # the replace logged first
+        await service.redis.xadd(key, fields)
+    found = await explain(service.runtime, "Likes", user_id="u1")
+    (history,) = found.entries
+    assert history.reaches_back and history.now == "Likes oolong"
+    assert [(s.action, s.thread_id) for s in history.steps] == [("add", "t1"), ("replace", "t2")]
+    assert not any("does not reach back" in note for note in found.notes())
