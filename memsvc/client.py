@@ -90,6 +90,7 @@ from memsvc.events import (
 )
 from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
+from memsvc.logs import keep_stdout_free
 from memsvc.outbox import Outbox
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
@@ -188,6 +189,7 @@ class MemoryClient:
         settings: ServiceSettings | None = None,
         redis: Redis | None = None,
     ) -> None:
+        keep_stdout_free()
         self._settings = settings or ServiceSettings()
         self._url = redis_url if redis_url is not None else self._settings.redis_url
         self._redis = redis

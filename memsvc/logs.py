@@ -42,3 +42,14 @@ def configure_logging(level: str = "warning", *, json_lines: bool = False) -> No
         logger_factory=lambda *_: structlog.PrintLogger(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def keep_stdout_free() -> None:
+    """Send memsvc's log lines to stderr in a process that configured no logging.
+
+    An agent process that imports the client may speak a protocol on its stdout (an MCP
+    server over stdio); structlog unconfigured prints there. A process that configures
+    structlog, before or after, decides for itself.
+    """
+    if not structlog.is_configured():
+        structlog.configure(logger_factory=lambda *_: structlog.PrintLogger(file=sys.stderr))

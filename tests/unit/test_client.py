@@ -4,6 +4,8 @@ backs off instead of hammering a Redis that is down."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -207,3 +209,26 @@ async def test_the_inbox_listener_waits_out_an_error_reply_as_it_does_an_outage(
             assert mem._listener is not None and not mem._listener.done()
     assert [e["failures"] for e in logs if e["event"] == "client_inbox_unavailable"] == [1, 2]
     await redis.aclose()
+
+
+def test_an_agent_process_that_configured_no_logging_keeps_its_stdout_clean() -> None:
+    """An agent may speak a protocol on stdout (an MCP server over stdio): structlog left
+    unconfigured printed the client's outage warnings there."""
+    script = """
+import asyncio
+from memsvc.client import MemoryClient
+from memsvc.settings import ServiceSettings
+
+async def main():
+    settings = ServiceSettings(redis_url="redis://127.0.0.1:1/0", key_prefix="svc")
+    async with MemoryClient(settings=settings) as mem:
+        await mem.prefetch("u1", "a1", "t1", deadline=0.5)
+        await asyncio.sleep(1.0)  # the inbox listener has failed and said so by now
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout == ""
+    assert "client_inbox_unavailable" in done.stderr
