@@ -195,8 +195,12 @@ async def delete_config_field(
 async def status(
     request: Request, who: Caller, agent_id: AgentQuery = DEFAULT_AGENT, user_id: UserQuery = None
 ) -> dict[str, Any]:
-    """Providers, banks, Hindsight reachable and its latest recall's hits, queues, dead letters."""
-    return await _mem(request).memory_status(acting_user(who, user_id), agent_id)
+    """Providers, banks, Hindsight reachable and its latest recall's hits; the service's
+    queues and dead letters for an admin token (they count every user's events)."""
+    body = await _mem(request).memory_status(acting_user(who, user_id), agent_id)
+    if not (who.admin or _gateway(request).no_auth):
+        body = {**body, "queue": None, "dead_letters": None}
+    return body
 
 
 @router.post("/entries", status_code=201, response_model=models.WriteResult, responses=_errors())

@@ -103,8 +103,9 @@ class ConfigView(BaseModel):
 class Status(BaseModel):
     providers: list[str]
     hindsight: HindsightStatus
-    queue: dict[str, int]
-    dead_letters: dict[str, int]
+    # service-wide, every user's: shown to admin tokens (and with --no-auth), else null
+    queue: dict[str, int] | None
+    dead_letters: dict[str, int] | None
 
 
 class SearchRequest(_Body):

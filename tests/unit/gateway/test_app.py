@@ -162,11 +162,22 @@ async def test_a_count_past_what_any_layer_may_set_is_refused_by_name(gateway: G
 
 
 async def test_status_names_providers_queues_and_dead_letters(gateway: Gateway) -> None:
-    body = (await gateway.call("GET", "/status")).json()
+    body = (await gateway.call("GET", "/status", as_="root")).json()
     assert body["providers"] == ["builtin"]
     assert body["hindsight"] == {"enabled": False, "memory_mode": None, "banks": None}
     assert body["dead_letters"] == {"events": 0, "jobs": 0}
     assert set(body["queue"]) == {"events", "jobs"}
+
+
+async def test_a_user_token_sees_no_service_wide_counts_in_status(gateway: Gateway) -> None:
+    """The dead letters and the queue count every user's events: another user's failures
+    (a read that failed, parked) showed in a user's status."""
+    await gateway.service.redis.rpush(gateway.service.runtime.keys.dead_events, "{}")
+    body = (await gateway.call("GET", "/status", as_="bob")).json()
+    assert (body["queue"], body["dead_letters"]) == (None, None)
+    assert body["providers"] == ["builtin"]
+    admin = (await gateway.call("GET", "/status", as_="root")).json()
+    assert admin["dead_letters"]["events"] == 1
 
 
 async def test_search_and_bank_clear_without_hindsight_are_404(gateway: Gateway) -> None:
