@@ -494,8 +494,10 @@ class ConfigLoader:
         overrides: list[tuple[Source, Path]] = [("global", global_path), ("user", user_path)]
         for source, file in overrides:
             try:
-                layer = await _read_json_layer(self._layout.anchored(file))
-                layers.append((source, check_override(layer, str(file))))
+                anchored = self._layout.anchored(file)
+                layer = await _read_json_layer(anchored)
+                # named as in the data dir: the message reaches users, the host's path is not theirs
+                layers.append((source, check_override(layer, anchored.relative)))
             except ConfigError as exc:
                 log.error("config_layer_left_out", layer=source, error=str(exc))
                 problems.append(str(exc))

@@ -251,3 +251,17 @@ async def test_a_refused_edit_creates_no_folder(service: Service) -> None:
     result = await service.client.call_tool("nobody-yet", "a1", "t1", "memory", remove)
     assert result["success"] is False
     assert not service.runtime.layout.agent_dir("nobody-yet", "a1").exists()
+
+
+async def test_an_override_file_off_the_whitelist_is_named_as_in_the_data_dir(
+    service: Service,
+) -> None:
+    """The message reaches the user (a prefetch's ``skipped``, the config read): the host's
+    absolute path is none of theirs."""
+    path = service.settings.data_dir / "users/v/memory_config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"builtin": {"user_char_limit": 99999}}')
+    ctx = await service.client.prefetch("v", "a1", "t1")
+    problem = ctx.skipped["config"]
+    assert problem.startswith("users/v/memory_config.json: field 'builtin.user_char_limit'")
+    no_absolute_path(problem, service)
