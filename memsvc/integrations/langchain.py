@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Annotated, Any, NotRequired, TypeGuard, TypeVar
 
 import structlog
@@ -72,6 +72,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from memsvc.client import MemoryClient, PrefetchContext
 from memsvc.errors import AsyncOnlyError, InvalidInputError, MemoryServiceError
@@ -214,7 +215,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         if human.id is not None and state.get("memsvc_synced") == human.id:
             log.info("memory_turn_already_recorded", **asdict(ids), message_id=human.id)
             return None
-        answer = _final_answer(state["messages"])
+        answer = _final_answer(
+            state["messages"],
+            state.get("structured_response"),
+            ours=turn.tool_names if turn is not None else set(),
+        )
         if answer is None:
             log.info("memory_turn_not_recorded", **asdict(ids), reason="the run gave no answer")
             return None
@@ -364,14 +369,32 @@ def _latest_human(messages: Sequence[AnyMessage]) -> HumanMessage | None:
     return None
 
 
-def _final_answer(messages: Sequence[AnyMessage]) -> str | None:
-    """The text of the run's last AI message, if it answers rather than calls a tool."""
+def _final_answer(
+    messages: Sequence[AnyMessage], structured: object = None, *, ours: set[str]
+) -> str | None:
+    """What the run answered: the structured response it gave (``response_format``), the
+    result of one of the agent's tools it ended on (``return_direct``), or the text of its
+    last AI message when that answers rather than calls a tool. memsvc's own tools never
+    end a run: a run stopped after one (a call limit) answered nothing."""
+    if structured is not None:
+        return _as_text(structured)
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
             return None
+        if isinstance(message, ToolMessage):
+            return (message.text or None) if message.name not in ours else None
         if isinstance(message, AIMessage):
             return message.text if message.text and not message.tool_calls else None
     return None
+
+
+def _as_text(structured: object) -> str:
+    """A structured response as JSON (a pydantic model, a dataclass, a dict ...)."""
+    if isinstance(structured, BaseModel):
+        return structured.model_dump_json()
+    if is_dataclass(structured) and not isinstance(structured, type):
+        structured = asdict(structured)
+    return json.dumps(structured, ensure_ascii=False, default=str)
 
 
 def _key(ids: _Ids, human: HumanMessage | None) -> TurnKey:

@@ -8,16 +8,19 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import structlog.testing
 from langchain.agents import create_agent
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
 
 from memsvc.errors import AsyncOnlyError, MemoryUnavailableError
 from memsvc.hindsight.client import HindsightClient, RetainItem
@@ -200,6 +203,49 @@ async def test_each_turn_is_recorded_once_without_recall_or_tool_calls(
     assert await recorded_turns(service, 2) == [
         ("remember: drinks oolong", "Noted (memory)."),
         ("which oolong do I drink", "You said: which oolong do I drink"),
+    ]
+
+
+async def test_a_structured_answer_and_a_direct_tool_result_are_recorded_as_the_turn(
+    service: Service,
+) -> None:
+    """``response_format`` and ``return_direct`` end a run with no AI text: such turns were
+    never recorded (only an info-level line said so)."""
+
+    class Answer(BaseModel):
+        text: str
+
+    @tool(return_direct=True)
+    def lookup(q: str) -> str:
+        """Look a thing up."""
+        return f"direct result for {q}"
+
+    def calls(name: str, args: dict[str, Any]) -> Callable[[list[BaseMessage]], AIMessage]:
+        return lambda _: AIMessage("", tool_calls=[{"name": name, "args": args, "id": "c1"}])
+
+    structured = create_agent(
+        ScriptedModel(rule=calls("Answer", {"text": "structured hello"})),
+        tools=[],
+        middleware=[MemoryMiddleware(service.client)],
+        context_schema=MemoryContext,
+        response_format=ToolStrategy(Answer),
+    )
+    out = await structured.ainvoke(
+        {"messages": [HumanMessage("answer in a form")]}, config=cfg("t1"), context=ALICE
+    )
+    assert out["structured_response"] == Answer(text="structured hello")
+    direct = create_agent(
+        ScriptedModel(rule=calls("lookup", {"q": "tea"})),
+        tools=[lookup],
+        middleware=[MemoryMiddleware(service.client)],
+        context_schema=MemoryContext,
+    )
+    await direct.ainvoke(
+        {"messages": [HumanMessage("look up tea")]}, config=cfg("t2"), context=ALICE
+    )
+    assert await recorded_turns(service, 1) == [("answer in a form", '{"text":"structured hello"}')]
+    assert await recorded_turns(service, 1, thread="t2") == [
+        ("look up tea", "direct result for tea")
     ]
 
 
