@@ -125,8 +125,14 @@ def test_bad_input_exits_2_with_one_line_on_stderr(
     ],
 )
 def test_arguments_no_command_can_use_are_refused_before_it_runs(
-    capsys: pytest.CaptureFixture[str], argv: list[str]
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
+    import uvicorn
+
+    def served(*_: object, **__: object) -> None:  # a port let through would serve for good
+        pytest.fail("the gateway was started")
+
+    monkeypatch.setattr(uvicorn, "run", served)
     with pytest.raises(SystemExit) as exited:
         main(argv)
     _, err = capsys.readouterr()
