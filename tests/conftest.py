@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
@@ -109,3 +110,11 @@ def redis_store(layout: DataLayout, fake_redis: Redis) -> BuiltinStore:
     return BuiltinStore(
         layout, locks, user_id="u1", agent_id="a1", limits=Limits(), journal=journal
     )
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's pick): a test's own server, or a Redis
+    that refuses connections; a fixed port such as 1 may be another process's."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

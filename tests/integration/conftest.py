@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from memsvc.hindsight.client import HindsightClient, HindsightUnavailable
 from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
+from tests.conftest import free_port
 
 
 @dataclass
@@ -284,12 +285,6 @@ def hindsight_config(folder: Path) -> Path:
         "    work_bank_id_template: '{env}-work-{user_id}-{agent_id}'\n"
     )
     return config
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

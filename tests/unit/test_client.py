@@ -19,7 +19,7 @@ from structlog.testing import capture_logs
 from memsvc.client import MemoryClient
 from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
 from memsvc.settings import ServiceSettings
-from tests.conftest import until
+from tests.conftest import free_port, until
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ async def refused(
     write with an error reply: over ``maxmemory`` under ``noeviction``, a replica (an old
     primary after a failover), snapshots failing, an ACL that leaves the command out."""
     if request.param == "no connection":
-        redis = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+        redis = Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.2)
     else:
         redis = fakeredis.aioredis.FakeRedis()
     async with MemoryClient(settings=settings, redis=redis) as mem:
@@ -220,13 +220,13 @@ from memsvc.client import MemoryClient
 from memsvc.settings import ServiceSettings
 
 async def main():
-    settings = ServiceSettings(redis_url="redis://127.0.0.1:1/0", key_prefix="svc")
+    settings = ServiceSettings(redis_url="redis://127.0.0.1:{port}/0", key_prefix="svc")
     async with MemoryClient(settings=settings) as mem:
         await mem.prefetch("u1", "a1", "t1", deadline=0.5)
         await asyncio.sleep(1.0)  # the inbox listener has failed and said so by now
 
 asyncio.run(main())
-"""
+""".replace("{port}", str(free_port()))
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )

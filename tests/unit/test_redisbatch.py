@@ -15,6 +15,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from memsvc.redisbatch import CommandBatcher
+from tests.conftest import free_port
 
 SENT: list[int] = []
 
@@ -95,7 +96,7 @@ async def test_a_cancelled_callers_commands_are_still_sent(redis: Redis) -> None
 
 
 async def test_a_lost_connection_fails_every_caller_of_the_pipeline() -> None:
-    down = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    down = Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.5)
     batcher = CommandBatcher(down)
     outcomes = await asyncio.gather(
         batcher.execute(lambda pipe: pipe.get("a")),

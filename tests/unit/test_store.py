@@ -20,6 +20,7 @@ from memsvc.store.filestore import BuiltinStore, Limits
 from memsvc.store.journal import FileJournal
 from memsvc.store.locks import FileLocks, RedisLocks
 from memsvc.store.memfile import parse
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.usefixtures("file_jobs")
 
@@ -207,7 +208,7 @@ async def test_a_busy_file_times_out_without_writing(layout: DataLayout, fake_re
 
 
 async def test_redis_outage_is_reported_and_nothing_is_written(layout: DataLayout) -> None:
-    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    dead = Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.2)
     store = BuiltinStore(
         layout,
         RedisLocks(dead, Keys("t")),
