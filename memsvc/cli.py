@@ -89,7 +89,7 @@ def _stream_id(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} is not a log stream id (like 1717171717171-0)")
 
 
-def _port(text: str) -> int:
+def tcp_port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:  # the socket layer would take it modulo 65536
         raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0-65535)")
@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="run a worker (needs MEMSVC_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="exit when the job queue is empty")
     worker.add_argument(
-        "--metrics-port", type=_port, default=None, help="serve Prometheus metrics on this port"
+        "--metrics-port", type=tcp_port, default=None, help="serve Prometheus metrics on this port"
     )
     worker.add_argument("--metrics-host", default="127.0.0.1", help="... on this address")
 
@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="run the HTTP gateway (needs memsvc[gateway]; embedded without Redis)"
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8731)
+    serve.add_argument("--port", type=tcp_port, default=8731)
     serve.add_argument(
         "--no-auth",
         action="store_true",
@@ -246,7 +246,8 @@ def _parser() -> argparse.ArgumentParser:
 
 # What a terminal acts on rather than shows: control characters (an escape sequence can
 # retitle the window or rewrite the screen) and the bidi controls that reorder a line.
-_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# and lone surrogates (bytes that are not UTF-8 in a name), which stdout cannot write
+_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # what JSON leaves raw: C1 and bidi controls, and the lone surrogates that stand for bytes
 # that are not UTF-8 in a file name or an argument (they cannot be written as UTF-8)
 _BEYOND_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -255,7 +256,9 @@ _BEYOND_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 def _shown(line: str) -> str:
     """``line`` for a terminal: what it would act on spelt out (``\\x1b``), from a
     memory.json or an event that nobody here wrote."""
-    return _TERMINAL_CONTROLS.sub(lambda c: c.group().encode("unicode_escape").decode(), line)
+    return _TERMINAL_CONTROLS.sub(
+        lambda c: c.group().encode("unicode_escape", "backslashreplace").decode(), line
+    )
 
 
 def _emit(data: Any) -> None:
@@ -287,11 +290,9 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     if result.get("success"):
         return EXIT_OK
     sys.stderr.write(f"memsvc: {str(result.get('error', 'the tool failed')).splitlines()[0]}\n")
-    # memory unavailable, a file busy, or a write queued unconfirmed: not the arguments'
-    # fault, and the same call may work later
-    return (
-        EXIT_UNAVAILABLE if result.get("retryable") or result.get("pending") else EXIT_TOOL_FAILED
-    )
+    # memory unavailable or a file busy: nothing was done, and the same call may work later.
+    # A pending write is queued and must not be sent again (a new call is a new event).
+    return EXIT_UNAVAILABLE if result.get("retryable") else EXIT_TOOL_FAILED
 
 
 async def _prefetch(settings: ServiceSettings, ns: argparse.Namespace) -> int:

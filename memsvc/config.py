@@ -307,17 +307,22 @@ def _not_writable(where: str, path: str) -> ConfigError:
 
 
 def mask_url(url: str) -> str:
-    """``url`` for printing and logs: what is before the host's ``@`` (a user name and a
-    password) and every query value (``?api_key=...``) replaced by ``***``."""
-    scheme, separator, rest = url.partition("://")
-    if separator and "@" in rest:  # a password with a '/', '?' or '#' in it ends the host early
-        url = f"{scheme}://***@{rest.rpartition('@')[2]}"
-    parts = urlsplit(url)
+    """``url`` for printing and logs: a user name and password before the host, every
+    query value (``?api_key=...``) and any fragment replaced by ``***``; a URL that does
+    not parse is not shown at all."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
     query = "&".join(
         f"{item.partition('=')[0]}=***" if "=" in item else "***" if item else ""
         for item in parts.query.split("&")
     )
-    return urlunsplit(parts._replace(query=query))
+    fragment = "***" if parts.fragment else ""
+    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment))
 
 
 _ENV_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")

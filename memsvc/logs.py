@@ -48,8 +48,9 @@ def keep_stdout_free() -> None:
     """Send memsvc's log lines to stderr in a process that configured no logging.
 
     An agent process that imports the client may speak a protocol on its stdout (an MCP
-    server over stdio); structlog unconfigured prints there. A process that configures
-    structlog, before or after, decides for itself.
+    server over stdio); structlog unconfigured prints there. This sets structlog's output
+    for the whole process: one that configured structlog before keeps its settings, and
+    one that configures it later picks its own output with ``logger_factory``.
     """
     if not structlog.is_configured():
         structlog.configure(logger_factory=lambda *_: structlog.PrintLogger(file=sys.stderr))

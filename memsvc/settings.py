@@ -141,7 +141,7 @@ class ServiceSettings(BaseSettings):
     @field_validator("hindsight_url")
     @classmethod
     def _hindsight_url(cls, value: str | None) -> str | None:
-        return None if value is None else http_url(value)
+        return http_url(value) if value else None  # empty (${URL:-} in a compose file): none
 
     @model_validator(mode="after")
     def _check_invariants(self) -> Self:

@@ -120,6 +120,7 @@ def job_pool(url: str, settings: ServiceSettings) -> ArqRedis:
     due within the timeout. A job queued with arq's default (pickle) would never run.
     """
     pool = ArqRedis(ConnectionPool.from_url(url, **connection_options(settings)))
+    pool.auto_close_connection_pool = True  # its own pool: aclose() closes the connections
     pool.job_serializer = serialise_job
     pool.job_deserializer = deserialise_job
     pool.default_queue_name = Keys(settings.key_prefix).job_queue

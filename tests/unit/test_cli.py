@@ -397,6 +397,11 @@ def test_config_masks_credentials_in_urls_and_shows_keys_set_in_the_environment(
             "http://h.example:8888/?api_key=***&region=***",
         ),
         ("http://user:hun%2Fter2@h.example/", "http://***@h.example/"),
+        (
+            "https://h.example/?user=me@corp.com&api_key=hunter2",
+            "https://h.example/?user=***&api_key=***",
+        ),
+        ("https://h.example/#token=hunter2", "https://h.example/#***"),
     ],
 )
 def test_config_shows_no_password_or_query_value_of_a_hindsight_url(
@@ -429,6 +434,15 @@ def test_a_hindsight_url_no_client_can_open_is_a_bad_setting_not_quoted(
     assert code == 2 and out == "" and "Traceback" not in err and "hunter2" not in err
     (line,) = err.splitlines()
     assert "hindsight_url" in line and "http:// or https:// URL" in line, line
+
+
+def test_an_empty_hindsight_url_means_none_as_it_did(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MEMSVC_HINDSIGHT_URL=${HINDSIGHT_URL:-}`` in a compose file: no Hindsight."""
+    monkeypatch.setenv("MEMSVC_HINDSIGHT_URL", "")
+    code, out, _ = run(capsys, "config", "--user", "u1")
+    assert code == 0 and json.loads(out)["sources"]["hindsight.api_url"] != "env"
 
 
 def test_a_hindsight_url_in_the_yaml_no_client_can_open_is_refused_too(
@@ -641,3 +655,6 @@ def test_bytes_that_are_not_utf8_are_named_so_and_json_output_stays_utf8(
     code, out, _ = run(capsys, "migrate", "--from", str(home), "--all", "--dry-run", "--json")
     out.encode("utf-8")  # no lone surrogate left raw
     assert "bad\\udcffname" in out and json.loads(out)
+    code, out, err = run(capsys, "migrate", "--from", str(home), "--all", "--dry-run")
+    (out + err).encode("utf-8")  # the lines for people too
+    assert "bad\\udcffname" in out + err and "Traceback" not in err
