@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from memsvc.cli import main
+from tests.conftest import free_port
 from tests.deerflow_homes import every_layout, fact, memory_json, write
 
 pytestmark = pytest.mark.usefixtures("restore_logging")
@@ -153,10 +154,7 @@ def test_redis_unreachable_exits_3_with_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
     """Not the caller's input (2): the same command may work once Redis is back."""
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     code, out, err = run(capsys, *argv)
     assert code == 3 and out == ""
     (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
@@ -167,10 +165,7 @@ def test_a_tool_call_memory_could_not_take_exits_3_not_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """1 says the tool refused the arguments; this call may work as it is once Redis is back."""
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     add = '{"action": "add", "target": "memory", "content": "x"}'
     code, out, err = run(capsys, "tool", "--user", "u1", "--agent", "a1", "--json", add)
     result = json.loads(out)

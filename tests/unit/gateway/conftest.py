@@ -70,13 +70,6 @@ class _InProcess(uvicorn.Server):
         yield
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on: bound by the kernel's choice, then let go."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def served(app: FastAPI) -> AsyncIterator[tuple[str, uvicorn.Server]]:
     """``app`` served by uvicorn on a loopback port of its own, in this loop; its base URL

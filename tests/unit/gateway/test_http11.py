@@ -19,7 +19,8 @@ import uvloop
 from memsvc.errors import ClientStateError, MemoryUnavailableError
 from memsvc.gateway import http11
 from memsvc.gateway.http11 import Origin, Unanswered
-from tests.unit.gateway.conftest import Handler, closed_port, read_request, serving
+from tests.conftest import free_port
+from tests.unit.gateway.conftest import Handler, read_request, serving
 
 WITHIN = 30.0  # generous: a deadline only a hung test reaches
 
@@ -218,7 +219,7 @@ async def test_a_request_past_its_deadline_drops_its_connection_so_a_late_answer
 
 
 async def test_a_gateway_that_cannot_be_reached_is_unavailable_and_nothing_was_sent() -> None:
-    async with origin(f"http://127.0.0.1:{closed_port()}") as pool:
+    async with origin(f"http://127.0.0.1:{free_port()}") as pool:
         with pytest.raises(MemoryUnavailableError, match="unreachable") as raised:
             await pool.request("POST", "/x", b"{}", within=WITHIN)
     assert not isinstance(raised.value, Unanswered)

@@ -29,8 +29,8 @@ from memsvc.gateway import http_client
 from memsvc.gateway.http_client import MemoryHTTPClient
 from memsvc.ids import InvalidIdError
 from memsvc.store.memfile import entry_hash
-from tests.conftest import until
-from tests.unit.gateway.conftest import Gateway, closed_port, read_request, served, serving
+from tests.conftest import free_port, until
+from tests.unit.gateway.conftest import Gateway, read_request, served, serving
 
 # A session, connector or connection left open warns when it is collected: here that fails
 # the test it surfaced in (and test_a_closed_client_leaves_nothing_open checks it at once).
@@ -191,7 +191,7 @@ async def test_a_deadline_longer_than_the_gateway_takes_is_still_a_valid_call(
 
 
 async def test_a_gateway_that_is_down_never_fails_a_turn() -> None:
-    async with MemoryHTTPClient(f"http://127.0.0.1:{closed_port()}", "token") as remote:
+    async with MemoryHTTPClient(f"http://127.0.0.1:{free_port()}", "token") as remote:
         started = time.monotonic()
         ctx = await remote.prefetch("alice", "a1", "t1", deadline=0.5)
         assert ctx.degraded and ctx.text == "" and "unreachable" in ctx.skipped["service"]
@@ -281,7 +281,7 @@ async def test_a_closed_client_leaves_nothing_open(
         return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
 
     assert await left(server[0], close=True) == []
-    assert await left(f"http://127.0.0.1:{closed_port()}", close=False) == []  # holds no socket
+    assert await left(f"http://127.0.0.1:{free_port()}", close=False) == []  # holds no socket
 
     async def all_closed() -> bool:
         return not connections

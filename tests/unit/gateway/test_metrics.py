@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Iterator
 
 import httpx
@@ -15,7 +14,7 @@ from memsvc.gateway import metrics
 from memsvc.hindsight.client import HindsightClient, HindsightError
 from memsvc.hindsight.fake import FakeHindsight
 from memsvc.redisconn import cancel_and_wait
-from tests.conftest import until
+from tests.conftest import free_port, until
 from tests.unit.conftest import Service
 
 
@@ -56,9 +55,7 @@ async def test_hindsight_errors_are_counted_by_kind(fake: FakeHindsight) -> None
 
 
 async def test_a_worker_serves_its_metrics_with_fresh_gauges(service: Service) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     await service.redis.rpush(service.runtime.keys.dead_jobs, b"{}")  # type: ignore[misc]
     serving = asyncio.create_task(
         metrics.serve_for_worker(service.runtime.bus, "127.0.0.1", port, every=0.05)

@@ -21,7 +21,7 @@ from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
 from memsvc.gateway.app import PREFIX, create_app, router
 from memsvc.settings import ServiceSettings
-from tests.unit.gateway.conftest import closed_port
+from tests.conftest import free_port
 from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
 
 # well formed, so its record is looked up (in Redis)
@@ -69,7 +69,7 @@ def sample_path(path: str) -> str:
 async def test_every_route_with_a_token_is_503_when_its_lookup_meets_no_redis(
     serve: Serve,
 ) -> None:
-    http = await serve(closed_port())
+    http = await serve(free_port())
     headers = {"Authorization": f"Bearer {TOKEN}"}
     routes = [(method, route.path) for route in router.routes for method in route.methods]
     assert len(routes) >= 20
@@ -82,7 +82,7 @@ async def test_every_route_with_a_token_is_503_when_its_lookup_meets_no_redis(
 async def test_every_call_past_the_token_answers_as_its_client_does_without_redis(
     serve: Serve,
 ) -> None:
-    http = await serve(closed_port(), no_auth=True)
+    http = await serve(free_port(), no_auth=True)
     for (method, path), request in sorted(REQUESTS.items()):
         response = await http.request(
             method,
@@ -119,7 +119,7 @@ async def test_a_redis_that_never_answers_costs_a_request_its_timeout_then_503(
 
 
 async def test_the_clients_own_reads_raise_memory_unavailable(tmp_path: Path) -> None:
-    async with MemoryClient(settings=settings_for(tmp_path, closed_port())) as mem:
+    async with MemoryClient(settings=settings_for(tmp_path, free_port())) as mem:
         with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
             await mem.read_log("alice")
         with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
