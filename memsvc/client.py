@@ -95,7 +95,7 @@ from memsvc.outbox import Outbox
 from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.service.bus import EventBus
-from memsvc.service.eventlog import EventLog, LogEntry
+from memsvc.service.eventlog import PAGE_TOKEN, EventLog, LogEntry
 from memsvc.settings import ServiceSettings
 from memsvc.store.receipts import Receipts
 from memsvc.validation import describe
@@ -133,7 +133,8 @@ TOOL_UNAVAILABLE: dict[str, Any] = {
 }
 LOG_SCAN = 5000  # log records one page of a user's log looks through at most
 MAX_LOG_PAGE = 200
-LOG_CURSOR = re.compile(r"\+|[0-9]{1,19}-[0-9]{1,19}")  # a stream id's parts are below 2**64
+# '+', a stream id (its parts are below 2**64) or a page token (see EventLog.user_page)
+LOG_CURSOR = re.compile(rf"\+|[0-9]{{1,19}}-[0-9]{{1,19}}|{PAGE_TOKEN.pattern}")
 
 
 @dataclass(frozen=True)
@@ -641,15 +642,12 @@ class MemoryClient:
         if not 1 <= limit <= MAX_LOG_PAGE:
             raise InvalidInputError(f"limit must be between 1 and {MAX_LOG_PAGE}")
         if not LOG_CURSOR.fullmatch(before):
-            raise InvalidInputError("before must be '+' or a log id such as 1700000000000-0")
+            raise InvalidInputError(
+                "before must be '+', a log id such as 1700000000000-0, or a page's 'next'"
+            )
         with _redis_read():
-            entries, cursor = await self._bus.log.page(
-                lambda entry: (
-                    entry.user_id == user_id and (event_type is None or entry.type == event_type)
-                ),
-                before=before,
-                limit=limit,
-                scan=LOG_SCAN,
+            entries, cursor = await self._bus.log.user_page(
+                user_id, event_type=event_type, before=before, limit=limit, scan=LOG_SCAN
             )
         return {"entries": [_logged(entry) for entry in entries], "next": cursor}
 

@@ -159,7 +159,10 @@ class LogEntry(BaseModel):
 
 class LogPage(BaseModel):
     entries: list[LogEntry]
-    next: str | None = Field(description="`before` of the next page; null at the log's start")
+    next: str | None = Field(
+        description="`before` of the next page (a record id, or a token kept a day); "
+        "null at the log's start"
+    )
 
 
 class ExplainStep(BaseModel):

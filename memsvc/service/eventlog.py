@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,12 +24,16 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
+from memsvc.errors import InvalidInputError
 from memsvc.keys import Keys
 from memsvc.settings import default
 
 # Room for any memory write the tool accepts (64 KiB of arguments) with its result,
 # so that every write can be replayed from its record.
 MAX_RECORD_CHARS = 256 * 1024
+# A user's page cursor that stands for another user's record: kept this long, as a token
+PAGE_TOKEN = re.compile(r"[0-9a-f]{32}")
+PAGE_TOKEN_SECONDS = 24 * 3600
 # The events that change files: the model's ``memory`` calls and a person's edits (gateway)
 WRITES = ("memory_write", "entry_edit")
 
@@ -143,6 +149,7 @@ class EventLog:
         retention_seconds: float = default("log_retention_seconds"),
     ) -> None:
         self._redis = redis
+        self._keys = keys
         self._key = keys.log
         self._max = max_entries
         self._retention = retention_seconds
@@ -224,6 +231,47 @@ class EventLog:
             if len(found) == limit or scanned == scan:
                 return found, entry.stream_id
         return found, None
+
+    async def user_page(
+        self,
+        user_id: str,
+        *,
+        event_type: str | None = None,
+        before: str = "+",
+        limit: int,
+        scan: int,
+    ) -> tuple[list[LogEntry], str | None]:
+        """:meth:`page` of ``user_id``'s records (of ``event_type``), whose cursor tells
+        nothing of other users' records.
+
+        A page cut short by ``scan`` stops at a record that may be another user's, and
+        its id says when that user's event happened. Such a cursor is kept in Redis
+        under a random token (:data:`PAGE_TOKEN`, for a day), and the token is what the
+        user gets and sends back. A cursor at one of the user's own records is that
+        record's id, which the page shows anyway.
+        """
+        if PAGE_TOKEN.fullmatch(before):
+            kept = await self._redis.get(self._keys.log_page(user_id, before))
+            if kept is None:
+                raise InvalidInputError(
+                    "this page cursor has expired or is not yours: start again from '+'"
+                )
+            before = kept.decode()
+        entries, cursor = await self.page(
+            lambda entry: (
+                entry.user_id == user_id and (event_type is None or entry.type == event_type)
+            ),
+            before=before,
+            limit=limit,
+            scan=scan,
+        )
+        if cursor is not None and not (entries and entries[-1].stream_id == cursor):
+            token = secrets.token_hex(16)
+            await self._redis.set(
+                self._keys.log_page(user_id, token), cursor, ex=PAGE_TOKEN_SECONDS
+            )
+            cursor = token
+        return entries, cursor
 
     async def _backwards(self, start: str, batch: int) -> AsyncIterator[LogEntry]:
         """Entries from ``start`` (``+`` or an exclusive ``(id``) back to the log's start."""

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from redis.asyncio import Redis
 
+from memsvc.errors import InvalidInputError
 from memsvc.keys import Keys
-from memsvc.service.eventlog import MAX_RECORD_CHARS, EventLog, LogRecord
+from memsvc.service.eventlog import (
+    MAX_RECORD_CHARS,
+    PAGE_TOKEN,
+    PAGE_TOKEN_SECONDS,
+    EventLog,
+    LogRecord,
+)
 
 
 def record(n: int, user: str = "u1", type_: str = "prefetch") -> LogRecord:
@@ -125,3 +133,38 @@ async def test_an_oversized_record_stays_valid_json_and_a_write_stays_replayable
     assert kept.detail == {"truncated": True, "ms": 2.0}
     assert cut.event is not None and cut.event["payload"] == {"truncated": True, "chars": 900_020}
     assert cut.event["id"] == "s" and cut.detail == {"truncated": True}
+
+
+async def test_a_users_page_cursor_never_names_another_users_record(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(12):  # alice's records at 0 and 11, bob's between
+        await log.append(record(n, user="alice" if n in (0, 11) else "bob"))
+    bobs = {e.stream_id for e in [e async for e in log.entries()] if e.user_id == "bob"}
+
+    first, cursor = await log.user_page("alice", limit=5, scan=4)
+    assert [e.event_id for e in first] == ["e11"]
+    assert cursor is not None and cursor not in bobs and PAGE_TOKEN.fullmatch(cursor)
+    pages, seen = 0, []
+    while cursor is not None:  # the tokens lead on through bob's records to alice's first
+        page, cursor = await log.user_page("alice", before=cursor, limit=5, scan=4)
+        seen += [e.event_id for e in page]
+        assert cursor is None or cursor not in bobs
+        pages += 1
+    assert seen == ["e0"] and pages == 3
+
+    full, at_own = await log.user_page("alice", limit=1, scan=4)
+    assert at_own == full[0].stream_id  # a cursor at her own record is its id
+
+
+async def test_a_page_token_is_only_its_users_and_only_for_a_while(fake_redis: Redis) -> None:
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(6):
+        await log.append(record(n, user="bob"))
+    _, token = await log.user_page("alice", limit=5, scan=2)
+    assert token is not None
+    with pytest.raises(InvalidInputError, match="expired or is not yours"):
+        await log.user_page("bob", before=token, limit=5, scan=2)
+    assert 0 < await fake_redis.ttl(Keys("t").log_page("alice", token)) <= PAGE_TOKEN_SECONDS
+    await fake_redis.delete(Keys("t").log_page("alice", token))
+    with pytest.raises(InvalidInputError, match="start again"):
+        await log.user_page("alice", before=token, limit=5, scan=2)

@@ -242,6 +242,26 @@ async def test_the_log_shows_the_callers_records_newest_first_and_pages(
     assert [entry["payload"]["content"] for entry in bobs] == ["bob's"]
 
 
+async def test_a_log_page_cut_short_by_its_scan_names_no_other_users_record(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memsvc.client.LOG_SCAN", 2)  # bob's two records fill a scan
+    await add(gateway, "alice's")
+    for n in range(2):
+        await gateway.call(
+            "POST", "/entries", as_="bob", json={"target": "user", "content": f"b{n}"}
+        )
+    bobs = {
+        entry["id"] for entry in (await gateway.call("GET", "/log", as_="bob")).json()["entries"]
+    }
+    first = (await gateway.call("GET", "/log")).json()
+    assert first["entries"] == [] and first["next"] not in bobs
+    rest = (await gateway.call("GET", "/log", params={"before": first["next"]})).json()
+    assert [entry["payload"]["content"] for entry in rest["entries"]] == ["alice's"]
+    stolen = await gateway.call("GET", "/log", as_="bob", params={"before": first["next"]})
+    assert stolen.status_code == 422 and "not yours" in stolen.json()["detail"]
+
+
 async def tool(
     gateway: Gateway, agent: str, thread: str, as_: str = "alice", **args: object
 ) -> None:
