@@ -273,7 +273,9 @@ class Consumer:
             telemetry.current().event_done(event.type, "taken_over", time.perf_counter() - started)
             return
         elapsed = round((time.perf_counter() - started) * 1000, 3)
-        record = self._record(event, "ok", {**base, "ms": elapsed, **handled.detail})
+        # a request answered with a refusal (its reply says why) is not counted as done
+        answered = "refused" if "refused" in handled.detail else "ok"
+        record = self._record(event, answered, {**base, "ms": elapsed, **handled.detail})
         reply_to = self._inbox(event.reply_to)
         wants_reply = reply_to is not None and handled.reply is not None
         reply = {"id": event.id, "ok": True, **(handled.reply or {})} if wants_reply else None
@@ -284,7 +286,7 @@ class Consumer:
             for action in handled.after_reply:  # before the ack: a crash here is redelivered
                 await action()
         finished = await self._finish(delivery, record, reply_to=reply_to, reply=reply)
-        outcome = "ok" if finished else "taken_over"
+        outcome = answered if finished else "taken_over"
         telemetry.current().event_done(event.type, outcome, time.perf_counter() - started)
 
     async def _still_held(self, delivery: Delivery) -> bool:

@@ -1,8 +1,8 @@
 """The event log: every event with its outcome, in a Redis Stream, for debugging and replay.
 
 One entry per processed event (and per background job run): the event as it was
-received, what came of it (``ok``, ``error``, ``invalid``, ``dead``, ``queued``),
-the reply or error, the timings and the worker. Retention is bounded by count
+received, what came of it (``ok``, ``refused``, ``error``, ``invalid``, ``dead``,
+``queued``), the reply or error, the timings and the worker. Retention is bounded by count
 (``MAXLEN ~`` on every append) and by age (``MINID ~`` trims by the workers).
 A few fields are duplicated at the top level so that tailing can filter by user
 or type without decoding every record.
@@ -50,7 +50,7 @@ class LogRecord:
     replay.
     """
 
-    outcome: str  # ok | error | invalid | dead | queued
+    outcome: str  # ok | refused | error | invalid | dead | queued
     type: str
     event_id: str
     user_id: str = ""

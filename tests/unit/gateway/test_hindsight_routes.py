@@ -98,6 +98,7 @@ async def test_a_bank_is_cleared_only_when_named_twice_and_the_log_records_it(
         "forbidden",
         "unconfirmed",
     ]
+    assert [entry["outcome"] for entry in log] == ["ok", "ok", "refused", "refused"]
 
 
 async def test_search_finds_retained_turns_as_prefetch_does_and_still_drops_attacks(
