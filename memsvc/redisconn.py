@@ -22,7 +22,13 @@ from typing import Any
 
 import structlog
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
-from redis.asyncio import Connection, ConnectionPool, Redis
+from redis.asyncio import (
+    Connection,
+    ConnectionPool,
+    Redis,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
 from redis.asyncio.retry import Retry
 from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
@@ -60,6 +66,31 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
     OutOfMemoryError,
     ReadOnlyError,
 )
+
+
+class LeavesAReplica:
+    """A connection that answered READONLY reconnects before its next command.
+
+    After a failover the old primary is a replica, and a connection to it stays
+    there, answering every write READONLY for good. Behind a name that now points at
+    the new primary (DNS, a proxy), a new connection reaches it. The one that heard
+    READONLY finishes what it sent, so a pipeline gets every reply in its place.
+    """
+
+    _answered_read_only = False
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except ReadOnlyError:
+            self._answered_read_only = True
+            raise
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        if self._answered_read_only:
+            self._answered_read_only = False
+            await self.disconnect()  # type: ignore[attr-defined]
+        await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
 
 
 class PackingConnection(Connection):
@@ -153,6 +184,30 @@ class PackingConnection(Connection):
         return response
 
 
+class _PlainConnection(LeavesAReplica, Connection):
+    pass
+
+
+class _Packing(LeavesAReplica, PackingConnection):
+    pass
+
+
+class _TLSConnection(LeavesAReplica, SSLConnection):
+    pass
+
+
+class _UnixConnection(LeavesAReplica, UnixDomainSocketConnection):
+    pass
+
+
+# redis-py's class for each scheme (``from_url`` picks it) -> memsvc's
+_MEMSVC_CLASS: dict[type[Any], type[Any]] = {
+    Connection: _Packing if HIREDIS_PACKS else _PlainConnection,
+    SSLConnection: _TLSConnection,
+    UnixDomainSocketConnection: _UnixConnection,
+}
+
+
 def connection_options(settings: ServiceSettings) -> dict[str, Any]:
     """Keyword arguments of ``Redis(...)`` for every connection memsvc opens."""
     return {
@@ -229,10 +284,17 @@ async def refuse_a_cluster(url: str, settings: ServiceSettings) -> None:
 
 
 def connect(url: str, settings: ServiceSettings) -> Redis:
-    options = connection_options(settings)
-    if HIREDIS_PACKS and url.startswith("redis://"):  # TLS and unix sockets keep their class
-        options["connection_class"] = PackingConnection
-    return Redis.from_pool(UnqueuedPool.from_url(url, **options))
+    return Redis.from_pool(connection_pool(url, settings, UnqueuedPool))
+
+
+def connection_pool(
+    url: str, settings: ServiceSettings, kind: type[ConnectionPool] = ConnectionPool
+) -> ConnectionPool:
+    """A pool of memsvc's connections to ``url``: its options, and its connection class
+    for the URL's scheme (packing for plain TCP; each leaves a replica it reached)."""
+    pool = kind.from_url(url, **connection_options(settings))
+    pool.connection_class = _MEMSVC_CLASS.get(pool.connection_class, pool.connection_class)
+    return pool
 
 
 class Outage:

@@ -29,13 +29,13 @@ from typing import Any, Protocol
 import structlog
 from arq.connections import ArqRedis
 from arq.worker import Retry
-from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.backoff import EqualJitterBackoff
 
 from memsvc.errors import InvalidInputError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
-from memsvc.redisconn import connection_options
+from memsvc.redisconn import connection_pool
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
 from memsvc.tasks import TaskSet
@@ -119,7 +119,7 @@ def job_pool(url: str, settings: ServiceSettings) -> ArqRedis:
     background job, for good. arq polls and issues no blocking command, so any reply is
     due within the timeout. A job queued with arq's default (pickle) would never run.
     """
-    pool = ArqRedis(ConnectionPool.from_url(url, **connection_options(settings)))
+    pool = ArqRedis(connection_pool(url, settings))
     pool.auto_close_connection_pool = True  # its own pool: aclose() closes the connections
     pool.job_serializer = serialise_job
     pool.job_deserializer = deserialise_job

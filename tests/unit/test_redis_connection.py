@@ -11,23 +11,26 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import hiredis
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio import Connection, Redis, SSLConnection, UnixDomainSocketConnection
 from redis.exceptions import (
     AuthenticationError,
     AuthorizationError,
     ConnectionError,
     InvalidResponse,
     NoPermissionError,
+    ReadOnlyError,
     ResponseError,
     TimeoutError,
 )
 
 from memsvc import redisconn
 from memsvc.errors import InvalidInputError
-from memsvc.redisconn import PackingConnection, connect
+from memsvc.jobs.queue import job_pool
+from memsvc.redisconn import LeavesAReplica, PackingConnection, connect, connection_pool
 from memsvc.settings import ServiceSettings
 
 # what the server answers to one command (its name and arguments): the bytes to send, in
@@ -48,6 +51,8 @@ def value(command: list[bytes]) -> list[tuple[float, bytes]]:
         return [(0.0, b"-LOADING Redis is loading the dataset in memory\r\n")]
     if name == b"GARBLE":
         return [(0.0, b"?garbage\r\n")]
+    if name == b"SET" and command[1] == b"replica":
+        return [(0.0, b"-READONLY You can't write against a read only replica.\r\n")]
     return [(0.0, b"+OK\r\n")]
 
 
@@ -98,7 +103,49 @@ async def scripted() -> AsyncIterator[tuple[Server, Redis]]:
 
 async def test_memsvc_connects_through_the_packing_connection() -> None:
     async with scripted() as (_, redis):
-        assert redis.connection_pool.connection_class is PackingConnection
+        assert issubclass(redis.connection_pool.connection_class, PackingConnection)
+
+
+async def test_a_connection_that_answered_readonly_reconnects_after_its_replies() -> None:
+    # after a failover the old primary refuses every write; the name may point elsewhere now
+    async with scripted() as (server, redis):
+        with pytest.raises(ReadOnlyError):
+            await redis.set("replica", "v")
+        assert await redis.get("next") == b"next"
+        assert server.connections == 2
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.get("a").set("replica", "v").get("b")
+            a, refused, b = await pipe.execute(raise_on_error=False)
+        assert (a, b) == (b"a", b"b") and isinstance(refused, ReadOnlyError)
+        assert server.connections == 2  # the pipeline read all its replies on one connection
+        assert await redis.get("c") == b"c"
+        assert server.connections == 3
+        assert await redis.get("d") == b"d"
+        assert server.connections == 3  # a connection that heard no READONLY stays
+
+
+async def test_every_scheme_and_the_job_pool_leave_a_replica(tmp_path: Path) -> None:
+    settings = ServiceSettings(redis_url="redis://127.0.0.1:1/0")
+    for url, kind in [
+        ("redis://127.0.0.1:1/0", Connection),
+        ("rediss://127.0.0.1:1/0", SSLConnection),
+        (f"unix://{tmp_path}/redis.sock", UnixDomainSocketConnection),
+    ]:
+        chosen = connection_pool(url, settings).connection_class
+        assert issubclass(chosen, kind) and issubclass(chosen, LeavesAReplica), url
+
+
+async def test_the_job_pool_leaves_a_replica_too() -> None:
+    async with scripted() as (server, _):
+        url = f"redis://127.0.0.1:{server.port}/0"
+        pool = job_pool(url, ServiceSettings(redis_url=url))
+        try:
+            with pytest.raises(ReadOnlyError):
+                await pool.set("replica", "v")
+            assert await pool.get("next") == b"next"
+            assert server.connections == 2
+        finally:
+            await pool.aclose()
 
 
 async def test_a_pipeline_gets_each_reply_in_its_place_with_an_error_where_it_fell() -> None:
