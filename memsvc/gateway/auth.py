@@ -43,7 +43,8 @@ from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_
 
 log = structlog.get_logger(__name__)
 
-_TOKEN = re.compile(r"msv_([0-9a-f]{12})_[A-Za-z0-9_\-]{43}")
+_RECORD_ID = re.compile(r"[0-9a-f]{12}")
+_TOKEN = re.compile(rf"msv_({_RECORD_ID.pattern})_[A-Za-z0-9_\-]{{43}}")
 _UNKNOWN = hashlib.sha256(b"no such token").hexdigest()  # compared against when no record
 # a token channel quiet for a third of the keep time (at least WATCH_PING_MIN_SECONDS) is
 # pinged; one that answers none of WATCH_PINGS pings in a row is subscribed anew
@@ -129,9 +130,10 @@ class Tokens:
         return self._store.watching
 
     async def revoke(self, record_id: str) -> None:
-        """Raises :class:`NotFoundError` for an id that names no token."""
-        if not await self._store.delete(record_id):
-            raise NotFoundError(f"no token with id '{record_id}'")
+        """Raises :class:`NotFoundError` for an id that names no token (one that could not
+        is not looked up: it may hold what a store cannot take, bytes that are no UTF-8)."""
+        if not _RECORD_ID.fullmatch(record_id) or not await self._store.delete(record_id):
+            raise NotFoundError(f"no token with id {record_id!r}")
 
     async def authenticate(self, token: str) -> Principal | None:
         """The principal of ``token``; ``None`` when it is malformed, unknown or revoked."""

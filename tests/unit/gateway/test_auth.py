@@ -72,8 +72,9 @@ async def test_a_revoked_token_is_refused_by_every_process_from_then_on(
     await process().revoke(record.id)  # `memsvc token revoke` in another process
     assert await tokens.authenticate(token) is None
     assert await tokens.authenticate(other) is not None
-    with pytest.raises(NotFoundError):
-        await tokens.revoke(record.id)
+    for unknown in (record.id, "\udcff", "../" + record.id, record.id.upper()):
+        with pytest.raises(NotFoundError, match="no token with id"):
+            await tokens.revoke(unknown)
 
 
 @pytest.mark.parametrize(
