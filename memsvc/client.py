@@ -55,6 +55,7 @@ from memsvc.errors import (
     InvalidInputError,
     MemoryServiceError,
     MemoryUnavailableError,
+    SentThenLostError,
     WritePendingError,
     WriteRefusedError,
 )
@@ -728,7 +729,8 @@ class MemoryClient:
 
         ``within``: the caller's deadline, when it comes before Redis' timeout. ``keep``:
         a write its event id guards, which its caller is told is queued when Redis does
-        not confirm it in time; the outbox then publishes it until Redis does. A caller
+        not confirm it in time, or the connection is lost after it was written (it may
+        have run); the outbox then publishes it until Redis does. A caller
         cancelled meanwhile was told nothing, and nothing is kept for it.
         """
         self._require_open()
@@ -743,11 +745,11 @@ class MemoryClient:
                     await asyncio.shield(attempt)
                 else:
                     await self._bus.publish(event, order=order)
-        except (TimeoutError, RedisTimeoutError) as exc:
+        except (TimeoutError, RedisTimeoutError, SentThenLostError) as exc:
             if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
                 assert self._outbox is not None  # opened
                 self._outbox.keep(event, attempt)
-            if isinstance(exc, RedisTimeoutError):
+            if isinstance(exc, RedisTimeoutError | SentThenLostError):
                 raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
             raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
         except asyncio.CancelledError:
@@ -776,7 +778,9 @@ class MemoryClient:
             try:
                 await self._publish(event, keep=keep, within=seconds)
             except MemoryUnavailableError as exc:
-                if not isinstance(exc.__cause__, RedisTimeoutError | TimeoutError):
+                if not isinstance(
+                    exc.__cause__, RedisTimeoutError | TimeoutError | SentThenLostError
+                ):
                     raise
                 # maybe sent, not confirmed: Redis may still take it, and a reply come
             async with asyncio.timeout_at(ends):

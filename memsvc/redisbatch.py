@@ -8,6 +8,9 @@ A caller here hands over the commands it would have put in its pipeline; the one
 queued before the loop gets back to its selector leave in one pipeline, and each
 caller gets its own results (or the first error among its own commands) back.
 
+A connection lost after the pipeline was written is :class:`SentThenLostError` to
+every caller: its commands may have run.
+
 Once queued, commands are sent even if their caller is cancelled: a reply, a log
 record, an acknowledgement or a read may go out unheard. A caller whose commands
 take something (a lock) says how to give it back (``abandoned``), and is handed
@@ -24,8 +27,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
+from redis.exceptions import ConnectionError, NoScriptError
 
+from memsvc.errors import SentThenLostError
+from memsvc.redisconn import noting_sends
 from memsvc.tasks import TaskSet
 
 Queue = Callable[[Pipeline], object]  # what it returns is not used
@@ -77,13 +82,18 @@ class CommandBatcher:
     async def _send(self, batch: list[_Call]) -> None:
         spans: list[tuple[int, int]] = []
         try:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for call in batch:
-                    start = len(pipe)
-                    call.queue(pipe)
-                    spans.append((start, len(pipe)))
-                results = await pipe.execute(raise_on_error=False)
+            with noting_sends() as sends:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for call in batch:
+                        start = len(pipe)
+                        call.queue(pipe)
+                        spans.append((start, len(pipe)))
+                    results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:  # the whole pipeline: every caller hears it
+            if sends.written and isinstance(exc, ConnectionError):  # the commands may have run
+                lost = SentThenLostError(str(exc))
+                lost.__cause__ = exc
+                exc = lost
             for call in batch:
                 if not call.result.done():
                     call.result.set_exception(

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -68,16 +71,53 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
 )
 
 
-class LeavesAReplica:
-    """A connection that answered READONLY reconnects before its next command.
+@dataclass
+class Sends:
+    """Whether a command was written to a connection while :func:`noting_sends` watched."""
 
-    After a failover the old primary is a replica, and a connection to it stays
-    there, answering every write READONLY for good. Behind a name that now points at
-    the new primary (DNS, a proxy), a new connection reaches it. The one that heard
-    READONLY finishes what it sent, so a pipeline gets every reply in its place.
+    written: bool = False
+
+
+_SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("redis_sends", default=None)
+
+
+@contextlib.contextmanager
+def noting_sends() -> Iterator[Sends]:
+    """Note whether the commands sent in this block left for Redis.
+
+    redis-py raises one ``ConnectionError`` for a connection refused before anything
+    was sent and for one lost after a command was written, and its one retry hides
+    the first try's fate: only the connection knows. A caller that must not answer
+    "nothing was done" for a command that may have run reads this afterwards.
+    """
+    sends = Sends()
+    token = _SENDS.set(sends)
+    try:
+        yield sends
+    finally:
+        _SENDS.reset(token)
+
+
+class MemsvcConnection:
+    """What every connection memsvc opens does beside redis-py's own.
+
+    - It notes a command written (:func:`noting_sends`), once connected: a refused
+      connection, or the handshake's AUTH and SELECT, is not a command sent.
+    - It reconnects before its next command once it answered READONLY. After a
+      failover the old primary is a replica, and a connection to it stays there,
+      refusing every write for good. Behind a name that now points at the new
+      primary (DNS, a proxy), a new connection reaches it. The one that heard
+      READONLY finishes what it sent, so a pipeline gets every reply in its place.
     """
 
     _answered_read_only = False
+
+    async def connect(self) -> None:
+        token = _SENDS.set(None)  # the handshake sends nothing of the caller's
+        try:
+            await super().connect()  # type: ignore[misc]
+        finally:
+            _SENDS.reset(token)
 
     async def read_response(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -90,6 +130,11 @@ class LeavesAReplica:
         if self._answered_read_only:
             self._answered_read_only = False
             await self.disconnect()  # type: ignore[attr-defined]
+        if not self.is_connected:  # type: ignore[attr-defined]
+            await self.connect()
+        sends = _SENDS.get()
+        if sends is not None:
+            sends.written = True
         await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
 
 
@@ -184,19 +229,19 @@ class PackingConnection(Connection):
         return response
 
 
-class _PlainConnection(LeavesAReplica, Connection):
+class _PlainConnection(MemsvcConnection, Connection):
     pass
 
 
-class _Packing(LeavesAReplica, PackingConnection):
+class _Packing(MemsvcConnection, PackingConnection):
     pass
 
 
-class _TLSConnection(LeavesAReplica, SSLConnection):
+class _TLSConnection(MemsvcConnection, SSLConnection):
     pass
 
 
-class _UnixConnection(LeavesAReplica, UnixDomainSocketConnection):
+class _UnixConnection(MemsvcConnection, UnixDomainSocketConnection):
     pass
 
 
@@ -291,7 +336,7 @@ def connection_pool(
     url: str, settings: ServiceSettings, kind: type[ConnectionPool] = ConnectionPool
 ) -> ConnectionPool:
     """A pool of memsvc's connections to ``url``: its options, and its connection class
-    for the URL's scheme (packing for plain TCP; each leaves a replica it reached)."""
+    for the URL's scheme (packing for plain TCP; each a :class:`MemsvcConnection`)."""
     pool = kind.from_url(url, **connection_options(settings))
     pool.connection_class = _MEMSVC_CLASS.get(pool.connection_class, pool.connection_class)
     return pool

@@ -14,6 +14,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
+from memsvc.errors import SentThenLostError
 from memsvc.events import MemoryWriteEvent
 from tests.conftest import until
 from tests.unit.conftest import Service
@@ -98,6 +99,29 @@ async def test_a_write_that_did_reach_redis_unconfirmed_is_applied_once(
     assert await user_md(service) == b"Name: Ada"
     records = [e for e in await service.log() if e.event_id == published[0]]
     assert [r.detail["result"] for r in records] == [records[0].detail["result"]] * 2
+
+
+async def test_a_write_whose_connection_broke_after_sending_is_never_called_unsaved(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publish was written and the connection lost before Redis confirmed it (a
+    proxy dropped the reply): the write landed, and the caller is not told nothing was
+    saved. It is kept and published again, and counts once."""
+
+    async def sent_then_lost(real: Publish, event: Any) -> str:
+        await real(event)
+        raise SentThenLostError("Connection closed by server.")
+
+    published = first_publish(monkeypatch, service.client, sent_then_lost)
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=30.0)
+    assert result["success"] is True, result  # the copy that landed was answered
+
+    async def both_logged() -> bool:
+        return len([e for e in await service.log() if e.event_id == published[0]]) == 2
+
+    await until(both_logged)
+    assert published == [published[0]] * 2
+    assert await user_md(service) == b"Name: Ada"
 
 
 async def test_a_write_refused_at_once_is_not_kept(

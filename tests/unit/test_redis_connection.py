@@ -28,21 +28,32 @@ from redis.exceptions import (
 )
 
 from memsvc import redisconn
-from memsvc.errors import InvalidInputError
+from memsvc.errors import InvalidInputError, SentThenLostError
 from memsvc.jobs.queue import job_pool
-from memsvc.redisconn import LeavesAReplica, PackingConnection, connect, connection_pool
+from memsvc.redisbatch import CommandBatcher
+from memsvc.redisconn import (
+    MemsvcConnection,
+    PackingConnection,
+    connect,
+    connection_pool,
+    noting_sends,
+)
 from memsvc.settings import ServiceSettings
+from tests.conftest import free_port
 
 # what the server answers to one command (its name and arguments): the bytes to send, in
 # packets with the pause before each
-Answer = Callable[[list[bytes]], list[tuple[float, bytes]]]
+Answer = Callable[[list[bytes]], list[tuple[float, bytes]] | None]
 
 
-def value(command: list[bytes]) -> list[tuple[float, bytes]]:
+def value(command: list[bytes]) -> list[tuple[float, bytes]] | None:
     """``GET k`` answers ``k``; ``FAIL`` and ``SET bad …`` an error; ``LOADING`` the error of
     a Redis still loading its data (a connection error to redis-py); ``GARBLE`` bytes that
-    are no reply at all; anything else ``+OK``."""
+    are no reply at all; ``SET replica …`` READONLY; ``DROP`` and ``AUTH dropme`` no answer
+    but the connection closed (``None``); anything else ``+OK``."""
     name = command[0].upper()
+    if name == b"DROP" or command == [b"AUTH", b"dropme"]:
+        return None
     if name == b"GET":
         return [(0.0, b"$%d\r\n%s\r\n" % (len(command[1]), command[1]))]
     if name == b"FAIL" or (name == b"SET" and command[1] == b"bad"):
@@ -71,7 +82,11 @@ class Server:
             parser.feed(data)
             replies: list[tuple[float, bytes]] = []
             while (command := parser.gets()) is not False:
-                replies += self.answer(command)
+                answer = self.answer(command)
+                if answer is None:
+                    writer.close()
+                    return
+                replies += answer
             # the answers to one packet leave together, unless a pause splits them
             pending = b""
             for pause, chunk in replies:
@@ -132,7 +147,41 @@ async def test_every_scheme_and_the_job_pool_leave_a_replica(tmp_path: Path) -> 
         (f"unix://{tmp_path}/redis.sock", UnixDomainSocketConnection),
     ]:
         chosen = connection_pool(url, settings).connection_class
-        assert issubclass(chosen, kind) and issubclass(chosen, LeavesAReplica), url
+        assert issubclass(chosen, kind) and issubclass(chosen, MemsvcConnection), url
+
+
+async def test_a_command_lost_after_it_was_written_is_told_from_one_never_sent() -> None:
+    async with scripted() as (_, redis):
+        with noting_sends() as sends, pytest.raises(ConnectionError):
+            await redis.execute_command("DROP")
+        assert sends.written  # it may have run
+        batcher = CommandBatcher(redis)
+        with pytest.raises(SentThenLostError):
+            await batcher.execute(lambda pipe: pipe.get("a").execute_command("DROP"))
+        assert await batcher.execute(lambda pipe: pipe.get("b")) == [b"b"]
+    nobody = f"redis://127.0.0.1:{free_port()}/0"
+    refused = connect(nobody, ServiceSettings(redis_url=nobody))
+    try:
+        with noting_sends() as sends, pytest.raises(ConnectionError):
+            await refused.get("a")
+        assert not sends.written
+        with pytest.raises(ConnectionError) as caught:
+            await CommandBatcher(refused).execute(lambda pipe: pipe.get("a"))
+        assert not isinstance(caught.value, SentThenLostError)  # nothing left: nothing ran
+    finally:
+        await refused.aclose()
+
+
+async def test_a_connection_lost_during_its_handshake_sent_no_command() -> None:
+    async with scripted() as (server, _):
+        url = f"redis://:dropme@127.0.0.1:{server.port}/0"
+        redis = connect(url, ServiceSettings(redis_url=url))
+        try:
+            with noting_sends() as sends, pytest.raises(ConnectionError):
+                await redis.get("a")
+            assert not sends.written and server.connections >= 1
+        finally:
+            await redis.aclose()
 
 
 async def test_the_job_pool_leaves_a_replica_too() -> None:
