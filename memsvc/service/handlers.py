@@ -123,7 +123,12 @@ class EventHandlers:
             text = await manager.handle_tool_call(
                 event.payload.name, event.payload.args, thread_id=event.thread_id
             )
-            return Handled(reply={"result": json.loads(text)})
+            result = json.loads(text)
+            # what the log keeps of it: whether it worked, and why not (not what a recall found)
+            kept = {"success": result.get("success")}
+            if "error" in result:
+                kept["error"] = result["error"]
+            return Handled(reply={"result": result}, detail={"result": kept})
         if isinstance(event, ToolSchemasEvent):
             return Handled(reply={"schemas": manager.tool_schemas()})
         if isinstance(event, SyncTurnEvent):

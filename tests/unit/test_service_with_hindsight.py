@@ -196,6 +196,16 @@ async def test_the_hindsight_tools_work_through_the_client(
         "u1", "a1", "t1", "hindsight_recall", {"query": "staging DB"}
     )
     assert [r["text"] for r in found["results"]] == ["The staging DB is pg-17"]
+    refused = await service.client.call_tool(
+        "u1", "a1", "t1", "hindsight_recall", {"query": "x", "scope": "elsewhere"}
+    )
+    assert refused["success"] is False
+    logged = [e.detail["result"] for e in await service.log() if e.type == "tool_call"]
+    assert logged == [
+        {"success": True},
+        {"success": True},  # a recall's findings are not kept: they are memory, not outcome
+        {"success": False, "error": "Invalid scope 'elsewhere'."},
+    ]
 
 
 @pytest.mark.parametrize("retain_every_n_turns", [5])
