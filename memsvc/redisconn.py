@@ -286,10 +286,10 @@ class UnqueuedPool(ConnectionPool):
         return connection
 
 
-async def wait_for_redis(url: str, settings: ServiceSettings) -> None:
+async def wait_for_redis(url: str, settings: ServiceSettings, *, patient: bool = True) -> None:
     """Return once Redis answers: a process started before its Redis (or during an
     outage) waits for it as a running one would. Credentials it refuses are raised at
-    once: waiting would not change them."""
+    once: waiting would not change them; so is any failure when not ``patient``."""
     redis = connect(url, settings)
     outage = Outage("redis_unreachable_at_start", cap=5.0)
     try:
@@ -299,6 +299,8 @@ async def wait_for_redis(url: str, settings: ServiceSettings) -> None:
             except (AuthenticationError, AuthorizationError):
                 raise
             except REDIS_DOWN as exc:
+                if not patient:
+                    raise
                 await outage.wait(exc)
             else:
                 outage.over()

@@ -162,8 +162,9 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     settings = get_kwargs(WorkerSettings)  # type: ignore[arg-type]
     loop = _event_loop()
     asyncio.set_event_loop(loop)  # the loop arq's worker takes as its own
-    # arq gives up on a Redis that is not up after five tries a second apart
-    loop.run_until_complete(wait_for_redis(REDIS_URL, SETTINGS))
+    # arq gives up on a Redis that is not up after five tries a second apart; a burst run
+    # (a cron job draining the queue) fails at once instead: its next run is the retry
+    loop.run_until_complete(wait_for_redis(REDIS_URL, SETTINGS, patient=not burst))
     # before arq touches its keys: on a Cluster its first command fails with MOVED
     loop.run_until_complete(refuse_a_cluster(REDIS_URL, SETTINGS))
     worker = ResilientWorker(

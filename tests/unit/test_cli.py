@@ -161,6 +161,36 @@ def test_redis_unreachable_exits_3_with_one_line(
     assert line.startswith("memsvc: Redis unavailable") and "Traceback" not in err
 
 
+def test_a_burst_worker_without_its_redis_exits_3_where_a_running_one_waits(
+    data_dir: Path,
+) -> None:
+    """A burst run (a cron job draining the queue) is retried by its next run."""
+    env = {**os.environ, "MEMSVC_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    burst = subprocess.run(
+        [sys.executable, "-m", "memsvc.cli", "worker", "--burst"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert burst.returncode == 3 and "Traceback" not in burst.stderr
+    assert "memsvc: Redis unavailable" in burst.stderr
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "memsvc.cli", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=5)  # far past a refused ping: it waits
+    finally:
+        waiting.kill()
+        _, err = waiting.communicate()
+    assert "redis_unreachable_at_start" in err
+
+
 def test_a_tool_call_memory_could_not_take_exits_3_not_1(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
