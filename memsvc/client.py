@@ -55,7 +55,6 @@ from memsvc.errors import (
     InvalidInputError,
     MemoryServiceError,
     MemoryUnavailableError,
-    SentThenLostError,
     WritePendingError,
     WriteRefusedError,
 )
@@ -93,7 +92,7 @@ from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_opti
 from memsvc.keys import Keys
 from memsvc.logs import keep_stdout_free
 from memsvc.outbox import Outbox
-from memsvc.redisconn import REDIS_DOWN, Outage, cancel_and_wait, connect
+from memsvc.redisconn import REDIS_DOWN, Outage, SentThenLost, cancel_and_wait, connect
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.service.bus import EventBus
 from memsvc.service.eventlog import PAGE_TOKEN, EventLog, LogEntry
@@ -745,17 +744,22 @@ class MemoryClient:
                     await asyncio.shield(attempt)
                 else:
                     await self._bus.publish(event, order=order)
-        except (TimeoutError, RedisTimeoutError, SentThenLostError) as exc:
+        except (TimeoutError, RedisTimeoutError) as exc:
             if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
                 assert self._outbox is not None  # opened
                 self._outbox.keep(event, attempt)
-            if isinstance(exc, RedisTimeoutError | SentThenLostError):
+            if isinstance(exc, RedisTimeoutError):
                 raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
             raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
         except asyncio.CancelledError:
             if attempt is not None:
                 attempt.cancel()
             raise
+        except SentThenLost as exc:  # it may have run: a write is kept until one is confirmed
+            if attempt is not None:
+                assert self._outbox is not None  # opened
+                self._outbox.keep(event, attempt)
+            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
         except REDIS_DOWN as exc:
             raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
         except RedisError as exc:  # an error reply (NOPERM, MISCONF, BUSY ...): not run
@@ -778,9 +782,9 @@ class MemoryClient:
             try:
                 await self._publish(event, keep=keep, within=seconds)
             except MemoryUnavailableError as exc:
-                if not isinstance(
-                    exc.__cause__, RedisTimeoutError | TimeoutError | SentThenLostError
-                ):
+                cause = exc.__cause__
+                kept = keep and isinstance(cause, SentThenLost)  # another call hears at once
+                if not (kept or isinstance(cause, RedisTimeoutError | TimeoutError)):
                     raise
                 # maybe sent, not confirmed: Redis may still take it, and a reply come
             async with asyncio.timeout_at(ends):

@@ -4,8 +4,7 @@
 MemsvcError                     root; ``retryable`` says whether the same call may succeed later
  ├── MemoryServiceError         the service could not process a client's request
  │    └── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
- │         ├── WritePendingError      a write sent but not confirmed in time: it is queued
- │         └── SentThenLostError      Redis lost after a command was written: it may have run
+ │         └── WritePendingError      a write sent but not confirmed in time: it is queued
  ├── RequestRefusedError        the service understood a request and refused it (``detail``)
  │    ├── AuthenticationError      no valid credentials (HTTP 401)
  │    ├── PermissionDeniedError    valid credentials, not for this (HTTP 403)
@@ -44,8 +43,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-
 
 class MemsvcError(Exception):
     """The root of every memsvc error."""
@@ -74,12 +71,6 @@ class WritePendingError(MemoryUnavailableError):
     def __init__(self, message: str, *, event_id: str) -> None:
         super().__init__(message)
         self.event_id = event_id
-
-
-class SentThenLostError(MemoryUnavailableError, RedisConnectionError):
-    """The connection to Redis broke after a command was written to it: the command may
-    have run, and a publish may be delivered. Also redis-py's ``ConnectionError``, so that
-    what waits out an outage takes it as one."""
 
 
 class RequestRefusedError(MemsvcError):

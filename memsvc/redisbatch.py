@@ -8,7 +8,7 @@ A caller here hands over the commands it would have put in its pipeline; the one
 queued before the loop gets back to its selector leave in one pipeline, and each
 caller gets its own results (or the first error among its own commands) back.
 
-A connection lost after the pipeline was written is :class:`SentThenLostError` to
+A connection lost after the pipeline was written is :class:`SentThenLost` to
 every caller: its commands may have run.
 
 Once queued, commands are sent even if their caller is cancelled: a reply, a log
@@ -29,8 +29,7 @@ from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError, NoScriptError
 
-from memsvc.errors import SentThenLostError
-from memsvc.redisconn import noting_sends
+from memsvc.redisconn import SentThenLost, noting_sends
 from memsvc.tasks import TaskSet
 
 Queue = Callable[[Pipeline], object]  # what it returns is not used
@@ -90,8 +89,8 @@ class CommandBatcher:
                         spans.append((start, len(pipe)))
                     results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:  # the whole pipeline: every caller hears it
-            if sends.written and isinstance(exc, ConnectionError):  # the commands may have run
-                lost = SentThenLostError(str(exc))
+            if sends.lost and isinstance(exc, ConnectionError):  # the commands may have run
+                lost = SentThenLost(str(exc))
                 lost.__cause__ = exc
                 exc = lost
             for call in batch:

@@ -38,6 +38,7 @@ from redis.connection import HiredisRespSerializer
 from redis.exceptions import (
     AuthenticationError,
     AuthorizationError,
+    BusyLoadingError,
     ConnectionError,
     OutOfMemoryError,
     ReadOnlyError,
@@ -71,24 +72,34 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
 )
 
 
+class SentThenLost(ConnectionError):
+    """The connection broke after a command was written to it and before its reply: the
+    command may have run. A redis-py ``ConnectionError`` that says more, handled as one
+    wherever it is not looked for."""
+
+
 @dataclass
 class Sends:
-    """Whether a command was written to a connection while :func:`noting_sends` watched."""
+    """What became of the commands sent while :func:`noting_sends` watched."""
 
     written: bool = False
+    lost: bool = False  # a connection broke after a write, before every reply was read
 
 
 _SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("redis_sends", default=None)
+# Replies redis-py raises as connection errors: Redis answered, so the command did not run
+_ANSWERED = (BusyLoadingError, AuthenticationError)
 
 
 @contextlib.contextmanager
 def noting_sends() -> Iterator[Sends]:
-    """Note whether the commands sent in this block left for Redis.
+    """Note whether the commands sent in this block may have run unanswered.
 
     redis-py raises one ``ConnectionError`` for a connection refused before anything
-    was sent and for one lost after a command was written, and its one retry hides
-    the first try's fate: only the connection knows. A caller that must not answer
-    "nothing was done" for a command that may have run reads this afterwards.
+    was sent, for an error reply such as LOADING, and for a connection lost after a
+    command was written, and its one retry hides the first try's fate: only the
+    connection knows. A caller that must not answer "nothing was done" for a
+    command that may have run reads :attr:`Sends.lost` afterwards.
     """
     sends = Sends()
     token = _SENDS.set(sends)
@@ -101,8 +112,8 @@ def noting_sends() -> Iterator[Sends]:
 class MemsvcConnection:
     """What every connection memsvc opens does beside redis-py's own.
 
-    - It notes a command written (:func:`noting_sends`), once connected: a refused
-      connection, or the handshake's AUTH and SELECT, is not a command sent.
+    - It notes commands written and lost (:func:`noting_sends`), once connected: a
+      refused connection, or the handshake's AUTH and SELECT, is no command sent.
     - It reconnects before its next command once it answered READONLY. After a
       failover the old primary is a replica, and a connection to it stays there,
       refusing every write for good. Behind a name that now points at the new
@@ -125,17 +136,32 @@ class MemsvcConnection:
         except ReadOnlyError:
             self._answered_read_only = True
             raise
+        except _ANSWERED:
+            raise
+        except ConnectionError:
+            _lost()
+            raise
 
     async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
         if self._answered_read_only:
             self._answered_read_only = False
-            await self.disconnect()  # type: ignore[attr-defined]
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
         if not self.is_connected:  # type: ignore[attr-defined]
             await self.connect()
         sends = _SENDS.get()
         if sends is not None:
             sends.written = True
-        await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
+        try:
+            await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
+        except ConnectionError:  # some of it may have left
+            _lost()
+            raise
+
+
+def _lost() -> None:
+    sends = _SENDS.get()
+    if sends is not None and sends.written:
+        sends.lost = True
 
 
 class PackingConnection(Connection):

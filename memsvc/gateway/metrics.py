@@ -8,7 +8,7 @@ thread by ``prometheus_client``'s own server).
 
 | metric | type | labels |
 |---|---|---|
-| ``memsvc_events_total`` | counter | ``type``, ``outcome`` (ok, error, dead, invalid) |
+| ``memsvc_events_total`` | counter | ``type``, ``outcome`` (ok, refused, error, dead, ...) |
 | ``memsvc_event_seconds`` | histogram | ``type``: a worker's time on an event |
 | ``memsvc_http_request_seconds`` | histogram | ``method``, ``route``, ``status`` |
 | ``memsvc_lock_wait_seconds`` | histogram | ``kind`` (redis, file) |

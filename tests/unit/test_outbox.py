@@ -14,8 +14,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
-from memsvc.errors import SentThenLostError
+from memsvc.errors import MemoryUnavailableError
 from memsvc.events import MemoryWriteEvent
+from memsvc.redisconn import SentThenLost
 from tests.conftest import until
 from tests.unit.conftest import Service
 
@@ -110,7 +111,7 @@ async def test_a_write_whose_connection_broke_after_sending_is_never_called_unsa
 
     async def sent_then_lost(real: Publish, event: Any) -> str:
         await real(event)
-        raise SentThenLostError("Connection closed by server.")
+        raise SentThenLost("Connection closed by server.")
 
     published = first_publish(monkeypatch, service.client, sent_then_lost)
     result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=30.0)
@@ -122,6 +123,22 @@ async def test_a_write_whose_connection_broke_after_sending_is_never_called_unsa
     await until(both_logged)
     assert published == [published[0]] * 2
     assert await user_md(service) == b"Name: Ada"
+
+
+async def test_a_request_that_is_no_write_hears_a_lost_connection_at_once(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a write is worth its deadline's wait for a reply that may come: a read is
+    answered "unavailable" at once, and nothing is kept."""
+
+    async def lost(event: Any, **_: Any) -> str:
+        raise SentThenLost("Connection closed by server.")
+
+    monkeypatch.setattr(service.client.bus, "publish", lost)
+    with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
+        # a wait for the reply would outlast this bound (the deadline is far beyond it)
+        await asyncio.wait_for(service.client.get_memory("u1", deadline=600.0), 60.0)
+    assert not service.client._outbox.waiting
 
 
 async def test_a_write_refused_at_once_is_not_kept(

@@ -19,6 +19,7 @@ from redis.asyncio import Connection, Redis, SSLConnection, UnixDomainSocketConn
 from redis.exceptions import (
     AuthenticationError,
     AuthorizationError,
+    BusyLoadingError,
     ConnectionError,
     InvalidResponse,
     NoPermissionError,
@@ -28,12 +29,13 @@ from redis.exceptions import (
 )
 
 from memsvc import redisconn
-from memsvc.errors import InvalidInputError, SentThenLostError
+from memsvc.errors import InvalidInputError
 from memsvc.jobs.queue import job_pool
 from memsvc.redisbatch import CommandBatcher
 from memsvc.redisconn import (
     MemsvcConnection,
     PackingConnection,
+    SentThenLost,
     connect,
     connection_pool,
     noting_sends,
@@ -139,7 +141,7 @@ async def test_a_connection_that_answered_readonly_reconnects_after_its_replies(
         assert server.connections == 3  # a connection that heard no READONLY stays
 
 
-async def test_every_scheme_and_the_job_pool_leave_a_replica(tmp_path: Path) -> None:
+async def test_every_scheme_gets_memsvcs_connection(tmp_path: Path) -> None:
     settings = ServiceSettings(redis_url="redis://127.0.0.1:1/0")
     for url, kind in [
         ("redis://127.0.0.1:1/0", Connection),
@@ -154,11 +156,18 @@ async def test_a_command_lost_after_it_was_written_is_told_from_one_never_sent()
     async with scripted() as (_, redis):
         with noting_sends() as sends, pytest.raises(ConnectionError):
             await redis.execute_command("DROP")
-        assert sends.written  # it may have run
+        assert sends.written and sends.lost  # it may have run
         batcher = CommandBatcher(redis)
-        with pytest.raises(SentThenLostError):
+        with pytest.raises(SentThenLost):
             await batcher.execute(lambda pipe: pipe.get("a").execute_command("DROP"))
         assert await batcher.execute(lambda pipe: pipe.get("b")) == [b"b"]
+        # LOADING is a connection error to redis-py, yet Redis answered: nothing ran
+        with noting_sends() as sends, pytest.raises(BusyLoadingError):
+            await redis.execute_command("LOADING")
+        assert sends.written and not sends.lost
+        with pytest.raises(BusyLoadingError) as loading:
+            await batcher.execute(lambda pipe: pipe.get("a").execute_command("LOADING"))
+        assert not isinstance(loading.value, SentThenLost)
     nobody = f"redis://127.0.0.1:{free_port()}/0"
     refused = connect(nobody, ServiceSettings(redis_url=nobody))
     try:
@@ -167,7 +176,7 @@ async def test_a_command_lost_after_it_was_written_is_told_from_one_never_sent()
         assert not sends.written
         with pytest.raises(ConnectionError) as caught:
             await CommandBatcher(refused).execute(lambda pipe: pipe.get("a"))
-        assert not isinstance(caught.value, SentThenLostError)  # nothing left: nothing ran
+        assert not isinstance(caught.value, SentThenLost)  # nothing left: nothing ran
     finally:
         await refused.aclose()
 
