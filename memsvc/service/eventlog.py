@@ -31,9 +31,11 @@ from memsvc.settings import default
 # Room for any memory write the tool accepts (64 KiB of arguments) with its result,
 # so that every write can be replayed from its record.
 MAX_RECORD_CHARS = 256 * 1024
-# A user's page cursor that stands for another user's record: kept this long, as a token
+# A user's page cursor that stands for another user's record: a token, kept a day, at most
+# this many per user
 PAGE_TOKEN = re.compile(r"[0-9a-f]{32}")
 PAGE_TOKEN_SECONDS = 24 * 3600
+PAGE_TOKENS = 100
 # The events that change files: the model's ``memory`` calls and a person's edits (gateway)
 WRITES = ("memory_write", "entry_edit")
 
@@ -241,22 +243,31 @@ class EventLog:
         limit: int,
         scan: int,
     ) -> tuple[list[LogEntry], str | None]:
-        """:meth:`page` of ``user_id``'s records (of ``event_type``), whose cursor tells
-        nothing of other users' records.
+        """:meth:`page` of ``user_id``'s records (of ``event_type``), told nothing of other
+        users' records.
 
         A page cut short by ``scan`` stops at a record that may be another user's, and
-        its id says when that user's event happened. Such a cursor is kept in Redis
-        under a random token (:data:`PAGE_TOKEN`, for a day), and the token is what the
-        user gets and sends back. A cursor at one of the user's own records is that
-        record's id, which the page shows anyway.
+        its id says when that user's event happened: such a cursor is a random token
+        (:data:`PAGE_TOKEN`) the user's page hash maps to it. ``before`` is ``+``, such
+        a token, or the id of one of the user's own records (which the pages show):
+        any other id would let a user bisect the log, learning from which of their
+        own records a scan still reaches how many records of others lie between.
+        What is left to learn is how busy the log is, a scan's worth at a time.
         """
+        pages = self._keys.log_pages(user_id)
         if PAGE_TOKEN.fullmatch(before):
-            kept = await self._redis.get(self._keys.log_page(user_id, before))
+            kept = await self._redis.hget(pages, f"t:{before}")  # type: ignore[misc]
             if kept is None:
                 raise InvalidInputError(
                     "this page cursor has expired or is not yours: start again from '+'"
                 )
             before = kept.decode()
+        elif before != "+":
+            rows = await self._redis.xrange(self._key, min=before, max=before, count=1)
+            if not rows or _entry(*rows[0]).user_id != user_id:
+                raise InvalidInputError(
+                    "before must be '+', the id of one of your records, or a page's 'next'"
+                )
         entries, cursor = await self.page(
             lambda entry: (
                 entry.user_id == user_id and (event_type is None or entry.type == event_type)
@@ -266,12 +277,26 @@ class EventLog:
             scan=scan,
         )
         if cursor is not None and not (entries and entries[-1].stream_id == cursor):
-            token = secrets.token_hex(16)
-            await self._redis.set(
-                self._keys.log_page(user_id, token), cursor, ex=PAGE_TOKEN_SECONDS
-            )
-            cursor = token
+            cursor = await self._token_for(pages, cursor)
         return entries, cursor
+
+    async def _token_for(self, pages: str, stream_id: str) -> str:
+        """The token of ``stream_id`` in the page hash ``pages``: the same one each time it
+        is asked for, and at most :data:`PAGE_TOKENS` of them (then the hash starts over)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hget(pages, f"c:{stream_id}")
+            pipe.hlen(pages)
+            known, held = await pipe.execute()
+        if known is not None:
+            return str(known.decode())
+        token = secrets.token_hex(16)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            if held >= 2 * PAGE_TOKENS:  # a token and its id's entry each
+                pipe.delete(pages)
+            pipe.hset(pages, mapping={f"t:{token}": stream_id, f"c:{stream_id}": token})
+            pipe.expire(pages, PAGE_TOKEN_SECONDS)
+            await pipe.execute()
+        return token
 
     async def _backwards(self, start: str, batch: int) -> AsyncIterator[LogEntry]:
         """Entries from ``start`` (``+`` or an exclusive ``(id``) back to the log's start."""

@@ -164,7 +164,39 @@ async def test_a_page_token_is_only_its_users_and_only_for_a_while(fake_redis: R
     assert token is not None
     with pytest.raises(InvalidInputError, match="expired or is not yours"):
         await log.user_page("bob", before=token, limit=5, scan=2)
-    assert 0 < await fake_redis.ttl(Keys("t").log_page("alice", token)) <= PAGE_TOKEN_SECONDS
-    await fake_redis.delete(Keys("t").log_page("alice", token))
+    assert 0 < await fake_redis.ttl(Keys("t").log_pages("alice")) <= PAGE_TOKEN_SECONDS
+    await fake_redis.delete(Keys("t").log_pages("alice"))
     with pytest.raises(InvalidInputError, match="start again"):
         await log.user_page("alice", before=token, limit=5, scan=2)
+
+
+async def test_before_is_a_token_or_one_of_the_users_own_records(fake_redis: Redis) -> None:
+    """Another id would let a user bisect the log by which of their own records a scan
+    still reaches, and learn when another user's events happened."""
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(4):
+        await log.append(record(n, user="alice" if n % 2 == 0 else "bob"))
+    ids = {e.event_id: e.stream_id async for e in log.entries()}
+    page, _ = await log.user_page("alice", before=ids["e2"], limit=5, scan=10)
+    assert [e.event_id for e in page] == ["e0"]
+    for before in (ids["e1"], ids["e3"], "1-0", "0-0", "99999999999999-0"):
+        with pytest.raises(InvalidInputError, match="one of your records"):
+            await log.user_page("alice", before=before, limit=5, scan=10)
+
+
+async def test_page_tokens_are_reused_and_bounded(
+    fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memsvc.service.eventlog.PAGE_TOKENS", 2)
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(12):
+        await log.append(record(n, user="bob"))
+    first = [await log.user_page("alice", limit=5, scan=2) for _ in range(3)]
+    assert len({token for _, token in first}) == 1  # asking again makes no new token
+    tokens = [first[0][1]]
+    for _ in range(3):  # walking on makes a token per page, two at most kept
+        _, token = await log.user_page("alice", before=tokens[-1], limit=5, scan=2)
+        tokens.append(token)
+    assert await fake_redis.hlen(Keys("t").log_pages("alice")) <= 2 * 2
+    with pytest.raises(InvalidInputError, match="start again"):
+        await log.user_page("alice", before=tokens[0], limit=5, scan=2)
