@@ -374,7 +374,9 @@ class Outage:
     """Consecutive failures of one loop to reach Redis, and how long to wait after each.
 
     Waits grow from ``base`` to ``cap`` seconds with jitter (so that many processes do
-    not reconnect in step); the first success after an outage is logged once.
+    not reconnect in step). The 1st, 2nd, 4th, 8th ... failure is logged, with its
+    count: an hour's outage costs a loop a dozen lines, not one per wait. The first
+    success after an outage is logged once.
     """
 
     def __init__(self, event: str, *, cap: float, base: float = 0.25, **fields: Any) -> None:
@@ -386,13 +388,14 @@ class Outage:
     async def wait(self, exc: BaseException) -> None:
         self.failures += 1
         delay = self._backoff.compute(self.failures)
-        log.warning(
-            self._event,
-            error=str(exc) or type(exc).__name__,
-            failures=self.failures,
-            retry_in=round(delay, 2),
-            **self._fields,
-        )
+        if self.failures & (self.failures - 1) == 0:  # a power of two
+            log.warning(
+                self._event,
+                error=str(exc) or type(exc).__name__,
+                failures=self.failures,
+                retry_in=round(delay, 2),
+                **self._fields,
+            )
         await asyncio.sleep(delay)
 
     def over(self) -> None:

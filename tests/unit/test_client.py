@@ -103,12 +103,12 @@ async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it
             def failures() -> list[dict[str, Any]]:
                 return [e for e in logs if e["event"] == "client_inbox_unavailable"]
 
-            async def three_failures() -> bool:
-                return len(failures()) >= 3
+            async def two_failures() -> bool:
+                return len(failures()) >= 2
 
-            await until(three_failures)
+            await until(two_failures)
             # each wait doubles from 0.25-0.5 s, with jitter
-            for entry in failures()[:3]:
+            for entry in failures()[:2]:
                 ceiling = 0.25 * 2 ** entry["failures"]
                 assert ceiling / 2 <= entry["retry_in"] <= ceiling, failures()
             server.connected = True

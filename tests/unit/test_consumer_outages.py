@@ -35,11 +35,11 @@ async def test_the_read_loop_backs_off_then_rejoins_a_redis_that_came_back_empty
             def failures() -> list[dict[str, Any]]:
                 return [e for e in logs if e["event"] == "consumer_read_failed"]
 
-            async def three_failures() -> bool:
-                return len(failures()) >= 3
+            async def two_failures() -> bool:
+                return len(failures()) >= 2
 
-            await until(three_failures)
-            for entry in failures()[:3]:  # waits double from 0.25-0.5 s, with jitter
+            await until(two_failures)
+            for entry in failures()[:2]:  # waits double from 0.25-0.5 s, with jitter
                 ceiling = 0.25 * 2 ** entry["failures"]
                 assert ceiling / 2 <= entry["retry_in"] <= ceiling, failures()
             server.connected = True

@@ -27,6 +27,7 @@ from redis.exceptions import (
     ResponseError,
     TimeoutError,
 )
+from structlog.testing import capture_logs
 
 from memsvc import redisconn
 from memsvc.errors import InvalidInputError
@@ -34,6 +35,7 @@ from memsvc.jobs.queue import job_pool
 from memsvc.redisbatch import CommandBatcher
 from memsvc.redisconn import (
     MemsvcConnection,
+    Outage,
     PackingConnection,
     SentThenLost,
     connect,
@@ -386,3 +388,13 @@ async def test_credentials_redis_refuses_are_not_waited_for(
     with pytest.raises(type(refusal)):
         async with asyncio.timeout(30):  # generous: refused at the first answer
             await redisconn.wait_for_redis("redis://node:6379/0", ServiceSettings())
+
+
+async def test_an_outage_is_logged_at_its_1st_2nd_4th_8th_failure_and_when_it_is_over() -> None:
+    outage = Outage("redis_gone", cap=0.001, base=0.0001)
+    with capture_logs() as logs:
+        for _ in range(20):
+            await outage.wait(ConnectionError("refused"))
+        outage.over()
+    assert [e.get("failures") for e in logs] == [1, 2, 4, 8, 16, 20]
+    assert [e["event"] for e in logs] == ["redis_gone"] * 5 + ["redis_reachable_again"]
