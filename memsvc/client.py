@@ -340,14 +340,19 @@ class MemoryClient:
                 event = ToolCallEvent(**envelope, payload=ToolCallPayload(name=name, args=args))
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
             return invalid_tool_args(name, describe(exc, root="args"))
+        write = isinstance(event, MemoryWriteEvent)
         try:
             # a memory write answered as queued is published until Redis takes it: its
             # event id makes a second copy harmless (another tool's call is not kept)
-            reply = await self._request(event, seconds, keep=isinstance(event, MemoryWriteEvent))
-        except MemoryUnavailableError:
+            reply = await self._request(event, seconds, keep=write)
+        except MemoryUnavailableError as exc:
+            if isinstance(exc.__cause__, SentThenLost):  # not a write: it may have run
+                return _unconfirmed(event.id, "Memory lost the connection after the call left")
             return dict(TOOL_UNAVAILABLE)
         except InvalidInputError as exc:  # arguments too big for an event: nothing was sent
             return invalid_tool_args(name, str(exc))
+        if reply is None and not write:
+            return _unconfirmed(event.id, f"Memory did not confirm within {seconds:g}s")
         if reply is None:
             return {
                 "success": False,
@@ -874,6 +879,15 @@ def _valid(model: Any, **fields: Any) -> Any:
         return model(**fields)
     except ValidationError as exc:
         raise InvalidInputError(describe(exc)) from None
+
+
+def _unconfirmed(event_id: str, what: str) -> dict[str, Any]:
+    """A tool call other than a memory write (it is not published again) that may have run."""
+    return {
+        "success": False,
+        "event_id": event_id,
+        "error": f"{what}: it may still be done, or not. Do not repeat it in this turn.",
+    }
 
 
 def _logged(entry: LogEntry) -> dict[str, Any]:

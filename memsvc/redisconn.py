@@ -113,7 +113,8 @@ class MemsvcConnection:
     """What every connection memsvc opens does beside redis-py's own.
 
     - It notes commands written and lost (:func:`noting_sends`), once connected: a
-      refused connection, or the handshake's AUTH and SELECT, is no command sent.
+      refused connection, the handshake's AUTH and SELECT, or a health check's PING
+      is no command sent.
     - It reconnects before its next command once it answered READONLY. After a
       failover the old primary is a replica, and a connection to it stays there,
       refusing every write for good. Behind a name that now points at the new
@@ -142,17 +143,23 @@ class MemsvcConnection:
             _lost()
             raise
 
-    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         if self._answered_read_only:
             self._answered_read_only = False
             await self.disconnect(nowait=True)  # type: ignore[attr-defined]
         if not self.is_connected:  # type: ignore[attr-defined]
             await self.connect()
+        elif check_health:  # its PING is no command of the caller's either
+            token = _SENDS.set(None)
+            try:
+                await self.check_health()  # type: ignore[attr-defined]
+            finally:
+                _SENDS.reset(token)
         sends = _SENDS.get()
         if sends is not None:
             sends.written = True
         try:
-            await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
+            await super().send_packed_command(command, check_health=False)  # type: ignore[misc]
         except ConnectionError:  # some of it may have left
             _lost()
             raise

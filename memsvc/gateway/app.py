@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
@@ -501,6 +502,8 @@ def _cut(text: str) -> str:
 
 async def _refused(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemsvcError)
+    if isinstance(exc, MemoryUnavailableError) and isinstance(exc.__cause__, RedisError | OSError):
+        return await _redis_down(request, exc.__cause__)  # its words name the server
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 

@@ -36,6 +36,13 @@ MAX_RECORD_CHARS = 256 * 1024
 PAGE_TOKEN = re.compile(r"[0-9a-f]{32}")
 PAGE_TOKEN_SECONDS = 24 * 3600
 PAGE_TOKENS = 100
+# A new page token for a user: their hash starts over once it holds PAGE_TOKENS, in one step
+# (two pages at once must not drop the token the other just handed out)
+_KEEP_TOKEN = """
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then redis.call('DEL', KEYS[1]) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+"""
 # The events that change files: the model's ``memory`` calls and a person's edits (gateway)
 WRITES = ("memory_write", "entry_edit")
 
@@ -153,6 +160,7 @@ class EventLog:
         self._redis = redis
         self._keys = keys
         self._key = keys.log
+        self._keep_token = redis.register_script(_KEEP_TOKEN)
         self._max = max_entries
         self._retention = retention_seconds
 
@@ -243,31 +251,30 @@ class EventLog:
         limit: int,
         scan: int,
     ) -> tuple[list[LogEntry], str | None]:
-        """:meth:`page` of ``user_id``'s records (of ``event_type``), told nothing of other
-        users' records.
+        """:meth:`page` of ``user_id``'s records (of ``event_type``), whose cursors name no
+        record of another user.
 
         A page cut short by ``scan`` stops at a record that may be another user's, and
-        its id says when that user's event happened: such a cursor is a random token
-        (:data:`PAGE_TOKEN`) the user's page hash maps to it. ``before`` is ``+``, such
-        a token, or the id of one of the user's own records (which the pages show):
-        any other id would let a user bisect the log, learning from which of their
-        own records a scan still reaches how many records of others lie between.
-        What is left to learn is how busy the log is, a scan's worth at a time.
+        its id says when that user's event happened: such a cursor is a new random
+        token (:data:`PAGE_TOKEN`) each time, which the user's page hash maps to it.
+        ``before`` is ``+``, such a token, or the id of one of the user's own records
+        (which the pages show, and which the log still holds); any other id would let a
+        user bisect the log by which of their own records a page still reaches. The
+        time a page takes still grows with the records of others it scans (see the
+        README).
         """
-        pages = self._keys.log_pages(user_id)
         if PAGE_TOKEN.fullmatch(before):
-            kept = await self._redis.hget(pages, f"t:{before}")  # type: ignore[misc]
+            kept = await self._redis.hget(self._keys.log_pages(user_id), before)  # type: ignore[misc]
             if kept is None:
                 raise InvalidInputError(
                     "this page cursor has expired or is not yours: start again from '+'"
                 )
             before = kept.decode()
-        elif before != "+":
-            rows = await self._redis.xrange(self._key, min=before, max=before, count=1)
-            if not rows or _entry(*rows[0]).user_id != user_id:
-                raise InvalidInputError(
-                    "before must be '+', the id of one of your records, or a page's 'next'"
-                )
+        elif before != "+" and not await self._is_own(user_id, before):
+            raise InvalidInputError(
+                "before must be '+', the id of one of your records (one the log still "
+                "holds), or a page's 'next'"
+            )
         entries, cursor = await self.page(
             lambda entry: (
                 entry.user_id == user_id and (event_type is None or entry.type == event_type)
@@ -277,26 +284,17 @@ class EventLog:
             scan=scan,
         )
         if cursor is not None and not (entries and entries[-1].stream_id == cursor):
-            cursor = await self._token_for(pages, cursor)
+            token = secrets.token_hex(16)
+            await self._keep_token(
+                keys=[self._keys.log_pages(user_id)],
+                args=[token, cursor, PAGE_TOKENS, PAGE_TOKEN_SECONDS],
+            )
+            cursor = token
         return entries, cursor
 
-    async def _token_for(self, pages: str, stream_id: str) -> str:
-        """The token of ``stream_id`` in the page hash ``pages``: the same one each time it
-        is asked for, and at most :data:`PAGE_TOKENS` of them (then the hash starts over)."""
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.hget(pages, f"c:{stream_id}")
-            pipe.hlen(pages)
-            known, held = await pipe.execute()
-        if known is not None:
-            return str(known.decode())
-        token = secrets.token_hex(16)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            if held >= 2 * PAGE_TOKENS:  # a token and its id's entry each
-                pipe.delete(pages)
-            pipe.hset(pages, mapping={f"t:{token}": stream_id, f"c:{stream_id}": token})
-            pipe.expire(pages, PAGE_TOKEN_SECONDS)
-            await pipe.execute()
-        return token
+    async def _is_own(self, user_id: str, stream_id: str) -> bool:
+        rows = await self._redis.xrange(self._key, min=stream_id, max=stream_id, count=1)
+        return bool(rows) and _entry(*rows[0]).user_id == user_id
 
     async def _backwards(self, start: str, batch: int) -> AsyncIterator[LogEntry]:
         """Entries from ``start`` (``+`` or an exclusive ``(id``) back to the log's start."""

@@ -138,6 +138,11 @@ async def test_a_request_that_is_no_write_hears_a_lost_connection_at_once(
     with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
         # a wait for the reply would outlast this bound (the deadline is far beyond it)
         await asyncio.wait_for(service.client.get_memory("u1", deadline=600.0), 60.0)
+    # another tool's call (a retain stores a fact) is not published again, nor called unsaved
+    retain = {"content": "The staging DB is pg-17"}
+    result = await service.client.call_tool("u1", "a1", "t1", "hindsight_retain", retain)
+    assert result["success"] is False and "retryable" not in result
+    assert "may still be done" in result["error"] and "Nothing was saved" not in result["error"]
     assert not service.client._outbox.waiting
 
 

@@ -54,10 +54,12 @@ def value(command: list[bytes]) -> list[tuple[float, bytes]] | None:
     """``GET k`` answers ``k``; ``FAIL`` and ``SET bad …`` an error; ``LOADING`` the error of
     a Redis still loading its data (a connection error to redis-py); ``GARBLE`` bytes that
     are no reply at all; ``SET replica …`` READONLY; ``DROP`` and ``AUTH dropme`` no answer
-    but the connection closed (``None``); anything else ``+OK``."""
+    but the connection closed (``None``); ``PING`` ``+PONG``; anything else ``+OK``."""
     name = command[0].upper()
     if name == b"DROP" or command == [b"AUTH", b"dropme"]:
         return None
+    if name == b"PING":
+        return [(0.0, b"+PONG\r\n")]
     if name == b"GET":
         return [(0.0, b"$%d\r\n%s\r\n" % (len(command[1]), command[1]))]
     if name == b"FAIL" or (name == b"SET" and command[1] == b"bad"):
@@ -77,10 +79,14 @@ class Server:
     answer: Answer = value
     connections: int = 0
     writers: list[asyncio.StreamWriter] = field(default_factory=list)
+    refuse: bool = False  # close each new connection at once
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         self.writers.append(writer)
+        if self.refuse:
+            writer.close()
+            return
         parser = hiredis.Reader()
         while data := await reader.read(65536):
             parser.feed(data)
@@ -191,6 +197,25 @@ async def test_a_connection_lost_during_its_handshake_sent_no_command() -> None:
             with noting_sends() as sends, pytest.raises(ConnectionError):
                 await redis.get("a")
             assert not sends.written and server.connections >= 1
+        finally:
+            await redis.aclose()
+
+
+async def test_a_health_check_that_failed_sent_no_command() -> None:
+    async with scripted() as (server, _):
+        url = f"redis://127.0.0.1:{server.port}/0?health_check_interval=1"
+        redis = connect(url, ServiceSettings(redis_url=url))
+        try:
+            assert await redis.get("a") == b"a"
+            # the health check's PING meets a dropped connection, and no new one is let in
+            server.answer = lambda command: (
+                None if command[0].upper() == b"PING" else value(command)
+            )
+            server.refuse = True
+            await asyncio.sleep(1.5)  # past the interval: the next command checks first
+            with noting_sends() as sends, pytest.raises(ConnectionError) as caught:
+                await CommandBatcher(redis).execute(lambda pipe: pipe.get("b"))
+            assert not sends.lost and not isinstance(caught.value, SentThenLost)
         finally:
             await redis.aclose()
 
