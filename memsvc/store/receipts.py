@@ -19,12 +19,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
 from memsvc.keys import Keys
 from memsvc.paths import Target
 from memsvc.store.edits import Applied, Change, FilePosition, Written
 
 RECEIPT_TTL_SECONDS = 7 * 24 * 3600
+
+# A receipt recorded after the fact never replaces one of an outcome that counts: a worker
+# that stalled between working out a refusal (or parking an event) and recording it may
+# find that another worker, which took the event over, applied it meanwhile. Only a parked
+# receipt gives way (a re-drive still applies its write). KEYS: the receipt, then the keys
+# to delete with it; ARGV: the receipt, its ttl. Returns 1 when it was recorded.
+_RECORD = """
+local old = redis.call('GET', KEYS[1])
+if old then
+  local readable, prior = pcall(cjson.decode, old)
+  if readable and type(prior) == 'table' and type(prior.result) == 'table'
+      and not prior.result.parked then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1
+"""
 
 
 @dataclass(frozen=True)
@@ -68,18 +88,21 @@ class Receipts:
         self._redis = redis
         self._keys = keys
         self._ttl = ttl_seconds
+        self._record = redis.register_script(_RECORD)
 
     def for_event(self, user_id: str, event_id: str) -> EventReceipt:
-        return EventReceipt(self._redis, self._keys.receipt(user_id, event_id), self._ttl)
+        key = self._keys.receipt(user_id, event_id)
+        return EventReceipt(self._redis, key, self._ttl, self._record)
 
 
 class EventReceipt:
     """The receipt of one event, as the write path uses it."""
 
-    def __init__(self, redis: Redis, key: str, ttl_seconds: int) -> None:
+    def __init__(self, redis: Redis, key: str, ttl_seconds: int, record: AsyncScript) -> None:
         self._redis = redis
         self.key = key
         self._ttl = ttl_seconds
+        self._record = record
 
     async def fetch(self) -> bytes | None:
         raw: bytes | None = await self._redis.get(self.key)
@@ -89,13 +112,11 @@ class EventReceipt:
         raw = await self.fetch()
         return None if raw is None else Receipt.decode(raw)
 
-    async def record(self, receipt: Receipt, *, clears: Sequence[str] = ()) -> None:
-        """Record ``receipt``, deleting ``clears`` in the same round trip."""
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.set(self.key, receipt.encode(), ex=self._ttl)
-            if clears:
-                pipe.delete(*clears)
-            await pipe.execute()
+    async def record(self, receipt: Receipt, *, clears: Sequence[str] = ()) -> bool:
+        """Record ``receipt`` and delete ``clears``, in one step, unless a receipt that counts
+        is there already (see :data:`_RECORD`); whether it was recorded."""
+        done = await self._record(keys=[self.key, *clears], args=[receipt.encode(), self._ttl])
+        return bool(done)
 
 
 class ReceiptGuard:

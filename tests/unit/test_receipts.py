@@ -25,3 +25,21 @@ async def test_receipts_round_trip_and_expire(fake_redis: Redis) -> None:
 def test_a_receipt_encodes_to_what_it_decodes_from() -> None:
     receipt = Receipt({"success": False, "error": "x"}, "user", [Change("remove", "gone")])
     assert Receipt.decode(receipt.encode()) == receipt
+
+
+async def test_a_receipt_recorded_late_never_replaces_one_that_counts(fake_redis: Redis) -> None:
+    """A worker stalled between working out a refusal and recording it: the worker that took
+    the event over applied it meanwhile, and that outcome is what a caller looks up."""
+    handle = Receipts(fake_redis, Keys("t")).for_event("u1", "e1")
+    applied = Receipt({"success": True, "message": "Entry added."}, "user", [Change("add", "x")])
+    assert await handle.record(applied)
+    refused = Receipt({"success": False, "error": "over the limit"}, "user", [])
+    parked = Receipt({"success": False, "error": "gave up", "parked": True}, "user", [])
+    assert not await handle.record(refused) and not await handle.record(parked)
+    assert await handle.load() == applied
+    # a parked write's receipt gives way to what its re-drive came to, with its keys cleared
+    other = Receipts(fake_redis, Keys("t")).for_event("u1", "e2")
+    assert await other.record(parked)
+    await fake_redis.set("t:{u1}:failed", "1")
+    assert await other.record(refused, clears=["t:{u1}:failed"])
+    assert await other.load() == refused and not await fake_redis.exists("t:{u1}:failed")
