@@ -441,6 +441,20 @@ class BuiltinStore:
             log.warning("store_overtaken_repairing", file=self.path(target).name)
             self._repair_soon(target)
 
+    async def settled(self, target: Target) -> bool:
+        """Whether ``target`` is in step with its journal, once put right if it lagged.
+
+        ``False`` while a writer that committed has not confirmed its rename: it may be
+        stalled, and rename an older version late (see :meth:`FileJournal.due_files`).
+        """
+        assert self._journal is not None
+        await self.files((target,))  # a file that lags is repaired in a task of its own
+        repair = self._repairs.get(target)
+        if repair is not None:
+            await asyncio.shield(repair)
+        head = await self._journal.head(target, self.user_id, self.agent_id)
+        return head is None or head.unconfirmed <= {head.fingerprint}
+
     def _repair_soon(self, target: Target) -> None:
         """Put a lagging file right, in a task of its own (readers never wait for a lock).
 
