@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,22 +90,24 @@ _SENDS: contextvars.ContextVar[Sends | None] = contextvars.ContextVar("redis_sen
 _ANSWERED = (BusyLoadingError, AuthenticationError)
 
 
-@contextlib.contextmanager
-def noting_sends() -> Iterator[Sends]:
+class noting_sends:  # used as a function: ``with noting_sends() as sends``
     """Note whether the commands sent in this block may have run unanswered.
 
     redis-py raises one ``ConnectionError`` for a connection refused before anything
     was sent, for an error reply such as LOADING, and for a connection lost after a
     command was written, and its one retry hides the first try's fate: only the
     connection knows. A caller that must not answer "nothing was done" for a
-    command that may have run reads :attr:`Sends.lost` afterwards.
+    command that may have run reads :attr:`Sends.lost` afterwards. (A class, not a
+    generator: every shared pipeline goes through one.)
     """
-    sends = Sends()
-    token = _SENDS.set(sends)
-    try:
-        yield sends
-    finally:
-        _SENDS.reset(token)
+
+    def __enter__(self) -> Sends:
+        sends = Sends()
+        self._token = _SENDS.set(sends)
+        return sends
+
+    def __exit__(self, *_: object) -> None:
+        _SENDS.reset(self._token)
 
 
 class MemsvcConnection:
@@ -171,7 +172,7 @@ def _lost() -> None:
         sends.lost = True
 
 
-class PackingConnection(Connection):
+class PackingConnection(MemsvcConnection, Connection):
     """A connection that packs commands with hiredis' C packer, as redis-py's sync client does,
     and hands over replies already received without arming a timeout.
 
@@ -226,6 +227,7 @@ class PackingConnection(Connection):
             try:
                 response = reader.gets(False) if disable_decoding else reader.gets()
             except BaseException:  # a garbled reply: the connection is no use any more
+                _lost()
                 if disconnect_on_error:
                     await self.disconnect(nowait=True)
                 raise
@@ -258,15 +260,13 @@ class PackingConnection(Connection):
         if self.health_check_interval:
             self.next_health_check = asyncio.get_running_loop().time() + self.health_check_interval
         if isinstance(response, ResponseError):
+            if isinstance(response, ReadOnlyError):
+                self._answered_read_only = True
             raise response from None
         return response
 
 
 class _PlainConnection(MemsvcConnection, Connection):
-    pass
-
-
-class _Packing(MemsvcConnection, PackingConnection):
     pass
 
 
@@ -280,7 +280,7 @@ class _UnixConnection(MemsvcConnection, UnixDomainSocketConnection):
 
 # redis-py's class for each scheme (``from_url`` picks it) -> memsvc's
 _MEMSVC_CLASS: dict[type[Any], type[Any]] = {
-    Connection: _Packing if HIREDIS_PACKS else _PlainConnection,
+    Connection: PackingConnection if HIREDIS_PACKS else _PlainConnection,
     SSLConnection: _TLSConnection,
     UnixDomainSocketConnection: _UnixConnection,
 }

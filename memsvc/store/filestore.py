@@ -448,11 +448,12 @@ class BuiltinStore:
         stalled, and rename an older version late (see :meth:`FileJournal.due_files`).
         """
         assert self._journal is not None
-        await self.files((target,))  # a file that lags is repaired in a task of its own
-        repair = self._repairs.get(target)
+        head = await self._journal.head(target, self.user_id, self.agent_id)
+        await self.files((target,), heads={target: head})  # a file that lags is repaired
+        repair = self._repairs.get(target)  # (in a task of its own)
         if repair is not None:
             await asyncio.shield(repair)
-        head = await self._journal.head(target, self.user_id, self.agent_id)
+            head = await self._journal.head(target, self.user_id, self.agent_id)
         return head is None or head.unconfirmed <= {head.fingerprint}
 
     def _repair_soon(self, target: Target) -> None:
