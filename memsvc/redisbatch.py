@@ -57,16 +57,8 @@ class CommandBatcher:
         self._pending.append(_Call(queue, result, abandoned))
         return await result
 
-    async def script(
-        self,
-        script: AsyncScript,
-        keys: Sequence[Any],
-        args: Sequence[Any],
-        *,
-        beside: Queue | None = None,
-    ) -> Any:
-        """``script``'s answer, sent by its digest with the rest of the turn's commands
-        (and ``beside``'s, whose answers are not looked at).
+    async def script(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """``script``'s answer, sent by its digest with the rest of the turn's commands.
 
         A server that lost its scripts (restarted, flushed) ran nothing: the script is
         loaded and sent once more.
@@ -74,14 +66,12 @@ class CommandBatcher:
 
         def queue(pipe: Pipeline) -> None:
             pipe.evalsha(script.sha, len(keys), *keys, *args)
-            if beside is not None:
-                beside(pipe)
 
         try:
-            answer, *_ = await self.execute(queue)
+            (answer,) = await self.execute(queue)
         except NoScriptError:
             await self._redis.script_load(script.script)
-            answer, *_ = await self.execute(queue)
+            (answer,) = await self.execute(queue)
         return answer
 
     def _send_pending(self) -> None:

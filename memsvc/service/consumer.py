@@ -219,7 +219,6 @@ class Consumer:
                     )
                     self._start(delivery)
                 await self._bus.log.trim_by_age()
-                await self._rt.check_due_files()
             except Exception as exc:
                 log.warning("housekeeping_failed", error=repr(exc))
 

@@ -171,34 +171,6 @@ class Runtime:
             )
         return self._hindsight
 
-    async def check_due_files(self, *, limit: int = 20) -> None:
-        """Put right the files whose writers committed and never confirmed their rename
-        (died between the two, or renamed an older version late and died): readers are
-        served the journal's bytes meanwhile, but the file itself is what Hermes and
-        people read, and the journal does not keep it for ever."""
-        if self.journal is None:
-            return
-        for due in await self.journal.due_files(limit):
-            file = due.file
-            try:
-                if file is not None:
-                    target, user_id, agent_id = file
-                    store = BuiltinStore(
-                        self.layout,
-                        self.locks,
-                        user_id=user_id,
-                        agent_id=agent_id,
-                        journal=self.journal,
-                        batches=self.write_batches,
-                    )
-                    if not await store.settled(target):
-                        continue  # looked at again once its claim runs out
-                await self.journal.forget_due(due)
-            except Exception as exc:  # the next check tries again
-                log.warning(
-                    "file_check_failed", file=due.member.decode(errors="replace"), error=repr(exc)
-                )
-
     def _build(self, user_id: str, agent_id: str, effective: EffectiveConfig) -> MemoryManager:
         config = effective.config
         store = BuiltinStore(

@@ -441,21 +441,6 @@ class BuiltinStore:
             log.warning("store_overtaken_repairing", file=self.path(target).name)
             self._repair_soon(target)
 
-    async def settled(self, target: Target) -> bool:
-        """Whether ``target`` is in step with its journal, once put right if it lagged.
-
-        ``False`` while a writer that committed has not confirmed its rename: it may be
-        stalled, and rename an older version late (see :meth:`FileJournal.due_files`).
-        """
-        assert self._journal is not None
-        head = await self._journal.head(target, self.user_id, self.agent_id)
-        await self.files((target,), heads={target: head})  # a file that lags is repaired
-        repair = self._repairs.get(target)  # (in a task of its own)
-        if repair is not None:
-            await asyncio.shield(repair)
-            head = await self._journal.head(target, self.user_id, self.agent_id)
-        return head is None or head.unconfirmed <= {head.fingerprint}
-
     def _repair_soon(self, target: Target) -> None:
         """Put a lagging file right, in a task of its own (readers never wait for a lock).
 

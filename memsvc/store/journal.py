@@ -21,7 +21,6 @@ edit made behind memsvc's back (by hand, by Hermes) and is taken as it is.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,19 +40,6 @@ from memsvc.store.receipts import RECEIPT_TTL_SECONDS
 log = structlog.get_logger(__name__)
 
 JOURNAL_TTL_SECONDS = 7 * 24 * 3600
-# A file is looked at this long after its last commit, and again as often while a writer that
-# committed has not confirmed its rename: by then a live writer has renamed and confirmed.
-CHECK_AFTER_SECONDS = 30.0
-
-# KEYS: the due set; ARGV: a file, the time it was claimed for. A file is forgotten unless a
-# commit set it a new time since (its writer may still rename late).
-_FORGET_DUE = """
-local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if due and tonumber(due) == tonumber(ARGV[2]) then
-  return redis.call('ZREM', KEYS[1], ARGV[1])
-end
-return 0
-"""
 
 # KEYS: head, unconfirmed renames, lock (the head when not fenced by a lease), then the
 #       receipts to record, then the keys the commit clears
@@ -155,7 +141,6 @@ class FileJournal:
         self._ttl_ms = ttl_seconds * 1000
         self._commit = redis.register_script(_COMMIT)
         self._confirm = redis.register_script(_CONFIRM)
-        self._forget_due = redis.register_script(_FORGET_DUE)
 
     def keys_of(self, target: Target, user_id: str, agent_id: str) -> tuple[str, str]:
         """The head's key and its unconfirmed renames' key, for reads batched elsewhere."""
@@ -203,7 +188,6 @@ class FileJournal:
         committed since this one read; nothing is recorded then.
         """
         head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
-        due = {_file(target, user_id, agent_id): time.time() + CHECK_AFTER_SECONDS}
         try:
             version = await self._commands.script(
                 self._commit,
@@ -227,9 +211,6 @@ class FileJournal:
                     len(receipts),
                     *(value for _, value in receipts),
                 ],
-                # the file is looked at once its writer is done (see due_files), in case
-                # it died between its commit and its rename, or renamed an older version late
-                beside=lambda pipe: pipe.zadd(self._keys.journal_due, due),
             )
         except RedisError as exc:
             raise LockUnavailableError(f"cannot commit to the file journal: {exc}") from exc
@@ -265,41 +246,3 @@ class FileJournal:
         if released == 0:
             log.warning("lock_expired_before_release", lock=keys[2])
         return int(version)
-
-    async def due_files(self, limit: int) -> list[DueFile]:
-        """Up to ``limit`` files whose check is due, each claimed for the next
-        :data:`CHECK_AFTER_SECONDS` (another worker skips it meanwhile)."""
-        now = time.time()
-        found = await self._redis.zrangebyscore(self._keys.journal_due, "-inf", now, 0, limit)
-        if not found:
-            return []
-        claimed = now + CHECK_AFTER_SECONDS
-        await self._redis.zadd(self._keys.journal_due, dict.fromkeys(found, claimed), xx=True)
-        return [DueFile(member, claimed) for member in found]
-
-    async def forget_due(self, due: DueFile) -> None:
-        """``due`` is in step: no more checks, unless a commit since asked for one."""
-        await self._forget_due(keys=[self._keys.journal_due], args=[due.member, due.claimed])
-
-
-@dataclass(frozen=True)
-class DueFile:
-    """A file whose check is due: which (``None`` when its entry cannot be read), and the
-    time it was claimed for."""
-
-    member: bytes
-    claimed: float
-
-    @property
-    def file(self) -> tuple[Target, str, str] | None:
-        try:
-            target, user_id, agent_id = json.loads(self.member)
-        except (ValueError, TypeError):  # not JSON, or not three items
-            return None
-        if target not in ("user", "memory"):
-            return None
-        return target, str(user_id), str(agent_id)
-
-
-def _file(target: Target, user_id: str, agent_id: str) -> str:
-    return json.dumps([target, user_id, agent_id])

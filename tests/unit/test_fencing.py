@@ -10,7 +10,6 @@ step with the journal.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,7 @@ from memsvc.builtin.tool import MemoryTool
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
 from memsvc.security.scanner import Scanner
-from memsvc.service.runtime import Runtime
 from memsvc.service.sessions import SessionState
-from memsvc.settings import ServiceSettings
-from memsvc.store import journal
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import FileJournal
 from memsvc.store.locks import RedisLocks
@@ -165,54 +161,6 @@ async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
         return sorted(on_disk(path)) == ["from A", "from B"]
 
     await until(repaired)
-
-
-async def test_a_stale_rename_nobody_reads_again_is_put_right_by_the_workers_check(
-    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """As above, and then no one reads or writes the file: the files a commit marked are
-    looked at once their writers are done, so the file on disk (what Hermes and people
-    read) gets B's write back without waiting for the next access."""
-    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
-    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
-    stopped, resume = stall_at(a, "committed", monkeypatch)
-
-    async def dies(*args: Any, **kwargs: Any) -> int:
-        raise asyncio.CancelledError  # the process is gone right after its rename
-
-    first = asyncio.create_task(a.add("from A"))
-    await stopped.wait()
-    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
-    assert (await b.add("from B"))["success"]
-    monkeypatch.setattr(a.journal, "confirm", dies)
-    resume.set()
-    assert (await first)["success"]
-    path = a.store.path("user")
-    assert on_disk(path) == ["from A"]  # B's acknowledged write is not in the file
-
-    settings = ServiceSettings(data_dir=layout.root, key_prefix=KEYS.prefix, redis_url=None)
-    worker = Runtime(settings, fake_redis)
-    await worker.check_due_files()
-    assert sorted(on_disk(path)) == ["from A", "from B"]
-    # A's rename was never confirmed: A may still be stalled, so the file stays marked
-    assert await fake_redis.zcard(KEYS.journal_due) == 1
-    await worker.check_due_files()  # claimed for CHECK_AFTER_SECONDS, then due again
-    assert sorted(on_disk(path)) == ["from A", "from B"]
-
-
-async def test_a_file_whose_writers_are_done_is_checked_once_and_forgotten(
-    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
-    a = Writer(layout, fake_redis)
-    assert (await a.add("one"))["success"]
-    due = await fake_redis.zrange(KEYS.journal_due, 0, -1)
-    assert [json.loads(member) for member in due] == [["user", "u1", "a1"]]
-    await fake_redis.zadd(KEYS.journal_due, {"not a file": 0, '["elsewhere", "u", "a"]': 0})
-    settings = ServiceSettings(data_dir=layout.root, key_prefix=KEYS.prefix, redis_url=None)
-    await Runtime(settings, fake_redis).check_due_files()
-    assert await fake_redis.zcard(KEYS.journal_due) == 0
-    assert on_disk(a.store.path("user")) == ["one"]
 
 
 async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
