@@ -23,7 +23,7 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:{<user>}:turns:<agent>:<thread>`` | hash | session ttl | event id -> turn index, ``_next`` |
 | ``{p}:{<user>}:turnq:<agent>:<thread>`` | list | session ttl | turns published, not yet numbered |
 | ``{p}:{<user>}:receipt:<event>`` | string | receipt ttl | outcome of an applied write event |
-| ``{p}:{<user>}:logpages`` | hash | 1 d | log page tokens -> where each page starts, and back |
+| ``{p}:{<user>}:logpages[:previous]`` | hash | 1 d | log page tokens -> where each page starts |
 | ``{p}:{<user>}:journal:user`` | hash | 7 d | head version of ``USER.md`` (see ``journal``) |
 | ``{p}:{<user>}:journal:memory:<agent>`` | hash | 7 d | ... of an agent's ``MEMORY.md`` |
 | ``{p}:{<user>}:journal:...:unconfirmed`` | zset | 7 d | committed versions not yet renamed |

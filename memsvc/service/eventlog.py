@@ -36,12 +36,14 @@ MAX_RECORD_CHARS = 256 * 1024
 PAGE_TOKEN = re.compile(r"[0-9a-f]{32}")
 PAGE_TOKEN_SECONDS = 24 * 3600
 PAGE_TOKENS = 100
-# A new page token for a user: their hash starts over once it holds PAGE_TOKENS, in one step
-# (two pages at once must not drop the token the other just handed out)
+# A new page token for a user: once their hash holds PAGE_TOKENS it becomes the previous
+# one (the one before is dropped), so a token outlives at least PAGE_TOKENS newer ones.
+# KEYS: the user's tokens, the previous ones; ARGV: token, cursor, PAGE_TOKENS, ttl (s)
 _KEEP_TOKEN = """
-if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then redis.call('DEL', KEYS[1]) end
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then redis.call('RENAME', KEYS[1], KEYS[2]) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
 """
 # The events that change files: the model's ``memory`` calls and a person's edits (gateway)
 WRITES = ("memory_write", "entry_edit")
@@ -263,8 +265,13 @@ class EventLog:
         time a page takes still grows with the records of others it scans (see the
         README).
         """
+        pages = self._keys.log_pages(user_id)
         if PAGE_TOKEN.fullmatch(before):
-            kept = await self._redis.hget(self._keys.log_pages(user_id), before)  # type: ignore[misc]
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.hget(pages, before)
+                pipe.hget(f"{pages}:previous", before)
+                found = await pipe.execute()
+            kept = found[0] or found[1]
             if kept is None:
                 raise InvalidInputError(
                     "this page cursor has expired or is not yours: start again from '+'"
@@ -286,7 +293,7 @@ class EventLog:
         if cursor is not None and not (entries and entries[-1].stream_id == cursor):
             token = secrets.token_hex(16)
             await self._keep_token(
-                keys=[self._keys.log_pages(user_id)],
+                keys=[pages, f"{pages}:previous"],
                 args=[token, cursor, PAGE_TOKENS, PAGE_TOKEN_SECONDS],
             )
             cursor = token

@@ -37,7 +37,7 @@ local old = redis.call('GET', KEYS[1])
 if old then
   local readable, prior = pcall(cjson.decode, old)
   if readable and type(prior) == 'table' and type(prior.result) == 'table'
-      and not prior.result.parked then
+      and prior.result.parked ~= true then
     return 0
   end
 end
@@ -59,7 +59,7 @@ class Receipt:
     @property
     def parked(self) -> bool:
         """A write given up on (its event was parked): it does not count as applied."""
-        return bool(self.result.get("parked"))
+        return self.result.get("parked") is True  # as the record script reads it
 
     def encode(self) -> str:
         return json.dumps(

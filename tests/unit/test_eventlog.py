@@ -197,10 +197,12 @@ async def test_page_tokens_are_new_each_time_and_bounded(
     log = EventLog(fake_redis, Keys("t"))
     for n in range(12):
         await log.append(record(n, user="bob"))
-    first = [(await log.user_page("alice", limit=5, scan=2))[1] for _ in range(3)]
-    assert len(set(first)) == 3
-    assert await fake_redis.hlen(Keys("t").log_pages("alice")) <= 2
-    with pytest.raises(InvalidInputError, match="start again"):  # the hash started over
-        await log.user_page("alice", before=first[0], limit=5, scan=2)
-    page, _ = await log.user_page("alice", before=first[-1], limit=5, scan=2)
-    assert page == []
+    tokens = [(await log.user_page("alice", limit=5, scan=2))[1] for _ in range(5)]
+    assert len(set(tokens)) == 5
+    pages = Keys("t").log_pages("alice")
+    assert await fake_redis.hlen(pages) + await fake_redis.hlen(f"{pages}:previous") <= 2 * 2
+    for kept in tokens[-2:]:  # a token outlives at least PAGE_TOKENS newer ones
+        page, _ = await log.user_page("alice", before=kept, limit=5, scan=2)
+        assert page == []
+    with pytest.raises(InvalidInputError, match="start again"):  # older ones are dropped
+        await log.user_page("alice", before=tokens[0], limit=5, scan=2)
