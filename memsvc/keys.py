@@ -12,6 +12,7 @@ in one script. The service-wide streams and lists carry no user tag.
 | ``{p}:jobs:dead`` | list | - | background jobs that ran out of tries or age |
 | ``{p}:inbox:<client>`` | list | 60 s | replies to one client process |
 | ``{p}:arq`` | arq queue | - | background jobs (arq adds ``arq:job:<id>`` etc.) |
+| ``{p}:journal:due`` | zset | - | unconfirmed commits: [target, user, agent, fp] -> when due |
 | ``{p}:gateway:tokens`` | hash | - | gateway tokens: id -> user, admin flag, SHA-256 of the token |
 | ``{p}:gateway:tokens:changed`` | channel | - | a token revoked: gateways drop records kept |
 | ``{p}:{<user>}:lock:user`` | string | lease | writer lock of the user's ``USER.md`` |
@@ -91,6 +92,10 @@ class Keys:
 
     def inbox(self, client_id: str) -> str:
         return f"{self.prefix}:inbox:{client_id}"
+
+    @property
+    def journal_due(self) -> str:
+        return f"{self.prefix}:journal:due"
 
     @property
     def tokens(self) -> str:

@@ -45,20 +45,32 @@ class CommandBatcher:
         self._sending = TaskSet("shared pipelines")
         self._giving_back = TaskSet("abandoned results")
 
-    async def execute(self, queue: Queue, *, abandoned: Abandoned | None = None) -> list[Any]:
+    async def execute(
+        self, queue: Queue, *, abandoned: Abandoned | None = None, checked: int | None = None
+    ) -> list[Any]:
         """Results of the commands ``queue`` adds to a pipeline, in their order.
 
         ``abandoned`` gets the results instead if this caller was cancelled meanwhile.
+        ``checked``: only the first so many commands' errors are raised (the others' are
+        results, for commands whose failure must not fail the call).
         """
         loop = asyncio.get_running_loop()
         result: asyncio.Future[list[Any]] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._send_pending)
-        self._pending.append(_Call(queue, result, abandoned))
+        self._pending.append(_Call(queue, result, abandoned, checked))
         return await result
 
-    async def script(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """``script``'s answer, sent by its digest with the rest of the turn's commands.
+    async def script(
+        self,
+        script: AsyncScript,
+        keys: Sequence[Any],
+        args: Sequence[Any],
+        *,
+        beside: Queue | None = None,
+    ) -> Any:
+        """``script``'s answer, sent by its digest with the rest of the turn's commands
+        (and ``beside``'s, whose answers and errors are not looked at).
 
         A server that lost its scripts (restarted, flushed) ran nothing: the script is
         loaded and sent once more.
@@ -66,12 +78,14 @@ class CommandBatcher:
 
         def queue(pipe: Pipeline) -> None:
             pipe.evalsha(script.sha, len(keys), *keys, *args)
+            if beside is not None:
+                beside(pipe)
 
         try:
-            (answer,) = await self.execute(queue)
+            answer, *_ = await self.execute(queue, checked=1)
         except NoScriptError:
             await self._redis.script_load(script.script)
-            (answer,) = await self.execute(queue)
+            answer, *_ = await self.execute(queue, checked=1)
         return answer
 
     def _send_pending(self) -> None:
@@ -107,7 +121,8 @@ class CommandBatcher:
                 if call.abandoned is not None:
                     self._giving_back.spawn(call.abandoned(own))
                 continue
-            error = next((item for item in own if isinstance(item, Exception)), None)
+            looked_at = own if call.checked is None else own[: call.checked]
+            error = next((item for item in looked_at if isinstance(item, Exception)), None)
             if error is not None:
                 call.result.set_exception(error)
             else:
@@ -119,6 +134,7 @@ class _Call:
     queue: Queue
     result: asyncio.Future[list[Any]]
     abandoned: Abandoned | None
+    checked: int | None = None
 
 
 def _cut_short(exc: BaseException) -> Exception:

@@ -101,6 +101,8 @@ class Consumer:
             return
         self._beating = asyncio.create_task(self._heartbeats())
         housekeeping = asyncio.create_task(self._housekeeping())
+        # apart: a repair waiting on a busy file must not hold up claiming dead workers' events
+        checking = asyncio.create_task(self._checking_commits())
         log.info("consumer_started", consumer=self.name)
         self._not_reading.clear()
         outage = Outage("consumer_read_failed", cap=5.0, consumer=self.name)
@@ -132,6 +134,7 @@ class Consumer:
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
+            await cancel_and_wait(checking)
             await cancel_and_wait(housekeeping)
             if not self._stopping.is_set():
                 await self._stop_heartbeats()  # else stop() keeps them while events finish
@@ -221,6 +224,14 @@ class Consumer:
                 await self._bus.log.trim_by_age()
             except Exception as exc:
                 log.warning("housekeeping_failed", error=repr(exc))
+
+    async def _checking_commits(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                await self._rt.check_due_commits()
+            except Exception as exc:
+                log.warning("due_commit_checks_failed", error=repr(exc))
 
     async def _keep_held(self) -> None:
         """Refresh the events in flight; drop the runs of any another worker took over."""

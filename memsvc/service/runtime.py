@@ -9,6 +9,7 @@ it for managers; nothing else constructs providers.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from redis.asyncio import Redis
 from memsvc.builtin.provider import BuiltinProvider
 from memsvc.builtin.snapshot import RedisSnapshotCache
 from memsvc.config import ConfigLoader, EffectiveConfig, MemoryConfig
-from memsvc.errors import ClientStateError
+from memsvc.errors import ClientStateError, InvalidInputError
 from memsvc.hindsight.client import HindsightClient, HindsightError, Timeouts
 from memsvc.hindsight.provider import HindsightProvider
 from memsvc.hindsight.turnbuffer import FlushLimits
@@ -38,7 +39,7 @@ from memsvc.service.manager import MemoryManager, MirrorRequest
 from memsvc.service.sessions import SessionState
 from memsvc.settings import ServiceSettings
 from memsvc.store.filestore import BuiltinStore, Limits, new_batches
-from memsvc.store.journal import FileJournal
+from memsvc.store.journal import LATE_RENAME_SECONDS, DueCommit, FileJournal
 from memsvc.store.locks import FileLocks, KeyedLocks, ProcessLocks, RedisLocks, WriteLocks
 from memsvc.store.receipts import Receipts
 from memsvc.tasks import TaskSet
@@ -170,6 +171,44 @@ class Runtime:
                 ),
             )
         return self._hindsight
+
+    async def check_due_commits(self, *, limit: int = 100, at_once: int = 8) -> None:
+        """Put right the files of commits whose renames were not confirmed in time.
+
+        Their writers died between commit and rename (or after renaming an older version
+        late), or stalled. Readers are served the journal's bytes meanwhile, but the file
+        is what Hermes and people read, and the journal keeps it only so long. A commit
+        stays due while its writer may still rename late: while its rename is not
+        confirmed and a replacement of its file is staged, for up to
+        :data:`LATE_RENAME_SECONDS`.
+        """
+        journal = self.journal
+        if journal is None:
+            return
+        gate = asyncio.Semaphore(at_once)
+
+        async def check(due: DueCommit) -> None:
+            async with gate:
+                try:
+                    if due.file is not None:
+                        target, user_id, agent_id = due.file
+                        memory = await self.memory(user_id, agent_id)  # the user's limits
+                        staged = await memory.manager.builtin.store.put_right(target)
+                        committed = await journal.committed_at(due)
+                        if (
+                            staged
+                            and committed is not None
+                            and time.time() - committed < LATE_RENAME_SECONDS
+                        ):
+                            return  # looked at again once its claim runs out
+                    await journal.forget(due)
+                except InvalidInputError:  # no file memsvc could have marked (ids it refuses)
+                    await journal.forget(due)
+                except Exception as exc:  # the next check tries again
+                    member = due.member.decode(errors="replace")
+                    log.warning("due_commit_check_failed", commit=member, error=repr(exc))
+
+        await asyncio.gather(*(check(due) for due in await journal.due_commits(limit)))
 
     def _build(self, user_id: str, agent_id: str, effective: EffectiveConfig) -> MemoryManager:
         config = effective.config

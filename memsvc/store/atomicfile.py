@@ -291,7 +291,7 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
     through ``folder_fd`` when the caller holds the folder open already."""
     folder = os.dup(folder_fd) if folder_fd is not None else _walk(path, create=True)
     assert folder is not None  # a walk that may create finds its folder
-    tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"
+    tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"  # what staged_beside looks for
     try:
         fd = os.open(
             tmp,
@@ -313,6 +313,16 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
     return Staged(
         path, data, folder, tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
     )
+
+
+def staged_beside(path: Anchored) -> bool:
+    """Whether a replacement of ``path`` is staged and not renamed (or left by a writer
+    that died): a writer that stalled may still rename it into place."""
+    with folder_of(path, create=False) as folder:
+        if folder is None:
+            return False
+        prefix = f".{path.parts[-1]}."
+        return any(n.startswith(prefix) and n.endswith(".tmp") for n in os.listdir(folder))
 
 
 def write_all(fd: int, data: bytes) -> None:

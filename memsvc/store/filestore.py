@@ -34,6 +34,7 @@ from memsvc.store.atomicfile import (
     read_files,
     read_in,
     stage,
+    staged_beside,
     write_atomic_now,
 )
 from memsvc.store.batches import Queued, WriteBatches
@@ -440,6 +441,17 @@ class BuiltinStore:
             # (older) file may just have replaced it on disk: put the head back.
             log.warning("store_overtaken_repairing", file=self.path(target).name)
             self._repair_soon(target)
+
+    async def put_right(self, target: Target) -> bool:
+        """Rewrite ``target`` from its journal if it lags (raising what stops that); then
+        whether a replacement of it is still staged, which a stalled writer may yet
+        rename into place."""
+        assert self._journal is not None
+        head = await self._journal.head(target, self.user_id, self.agent_id)
+        (state,) = await read_files([self._files[target]])
+        if CurrentFile(state, head).lagging:
+            await self.write(target, [])
+        return await file_job(lambda: staged_beside(self._files[target]))
 
     def _repair_soon(self, target: Target) -> None:
         """Put a lagging file right, in a task of its own (readers never wait for a lock).

@@ -21,6 +21,7 @@ edit made behind memsvc's back (by hand, by Hermes) and is taken as it is.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,11 @@ from memsvc.store.receipts import RECEIPT_TTL_SECONDS
 log = structlog.get_logger(__name__)
 
 JOURNAL_TTL_SECONDS = 7 * 24 * 3600
+# A commit whose rename is not confirmed this long after it is looked at by a worker (the
+# writer died or stalled: see due_commits), and again as often while its writer may still
+# rename late: while a temp file of it is left, for up to LATE_RENAME_SECONDS.
+CHECK_AFTER_SECONDS = 30.0
+LATE_RENAME_SECONDS = 3600.0
 
 # KEYS: head, unconfirmed renames, lock (the head when not fenced by a lease), then the
 #       receipts to record, then the keys the commit clears
@@ -188,6 +194,7 @@ class FileJournal:
         committed since this one read; nothing is recorded then.
         """
         head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
+        mark = {_mark(target, user_id, agent_id, written): time.time() + CHECK_AFTER_SECONDS}
         try:
             version = await self._commands.script(
                 self._commit,
@@ -211,6 +218,8 @@ class FileJournal:
                     len(receipts),
                     *(value for _, value in receipts),
                 ],
+                # looked at later unless its rename is confirmed (a failure here fails nothing)
+                beside=lambda pipe: pipe.zadd(self._keys.journal_due, mark),
             )
         except RedisError as exc:
             raise LockUnavailableError(f"cannot commit to the file journal: {exc}") from exc
@@ -239,10 +248,63 @@ class FileJournal:
         if release is not None:
             keys += [release.lock_key, release.wake_key]
             args += [release.token, str(release.lease_ms)]
+        mark = _mark(target, user_id, agent_id, renamed)
         try:
-            version, released = await self._commands.script(self._confirm, keys=keys, args=args)
+            version, released = await self._commands.script(
+                self._confirm,
+                keys=keys,
+                args=args,
+                # its writer is done with it: a late rename it made, it repairs itself
+                beside=lambda pipe: pipe.zrem(self._keys.journal_due, mark),
+            )
         except RedisError as exc:
             raise LockUnavailableError(f"cannot confirm to the file journal: {exc}") from exc
         if released == 0:
             log.warning("lock_expired_before_release", lock=keys[2])
         return int(version)
+
+    async def due_commits(self, limit: int) -> list[DueCommit]:
+        """Up to ``limit`` commits whose renames were not confirmed in time, each claimed
+        for the next :data:`CHECK_AFTER_SECONDS` (another worker skips it meanwhile)."""
+        now = time.time()
+        found = await self._redis.zrangebyscore(self._keys.journal_due, "-inf", now, 0, limit)
+        if found:
+            claim = dict.fromkeys(found, now + CHECK_AFTER_SECONDS)
+            await self._redis.zadd(self._keys.journal_due, claim, xx=True)
+        return [DueCommit(member) for member in found]
+
+    async def committed_at(self, due: DueCommit) -> float | None:
+        """When ``due`` was committed; ``None`` once its rename is confirmed (or long gone)."""
+        assert due.file is not None
+        _, unconfirmed_key = self.keys_of(*due.file)
+        at = await self._redis.zscore(unconfirmed_key, due.fingerprint)
+        return None if at is None else float(at)
+
+    async def forget(self, due: DueCommit) -> None:
+        await self._redis.zrem(self._keys.journal_due, due.member)
+
+
+@dataclass(frozen=True)
+class DueCommit:
+    """A commit whose rename was not confirmed in time: its file (``None`` when its entry
+    cannot be read) and the fingerprint it committed."""
+
+    member: bytes
+
+    @property
+    def file(self) -> tuple[Target, str, str] | None:
+        try:
+            target, user_id, agent_id, _ = json.loads(self.member)
+        except (ValueError, TypeError, RecursionError):  # not JSON, not four items
+            return None
+        if target not in ("user", "memory"):
+            return None
+        return target, str(user_id), str(agent_id)
+
+    @property
+    def fingerprint(self) -> str:
+        return str(json.loads(self.member)[3])
+
+
+def _mark(target: Target, user_id: str, agent_id: str, fingerprint: str) -> str:
+    return json.dumps([target, user_id, agent_id, fingerprint])

@@ -10,6 +10,7 @@ step with the journal.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,11 @@ from memsvc.builtin.tool import MemoryTool
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
 from memsvc.security.scanner import Scanner
+from memsvc.service import runtime
+from memsvc.service.runtime import Runtime
 from memsvc.service.sessions import SessionState
+from memsvc.settings import ServiceSettings
+from memsvc.store import journal
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import FileJournal
 from memsvc.store.locks import RedisLocks
@@ -161,6 +166,110 @@ async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
         return sorted(on_disk(path)) == ["from A", "from B"]
 
     await until(repaired)
+
+
+def worker_runtime(layout: DataLayout, redis: Redis) -> Runtime:
+    """What a worker's check of unconfirmed commits runs on, over the same Redis and files."""
+    settings = ServiceSettings(
+        data_dir=layout.root,
+        key_prefix=KEYS.prefix,
+        redis_url=None,
+        lock_lease_seconds=0.5,
+        lock_wait_seconds=0.5,
+    )
+    return Runtime(settings, redis)
+
+
+async def due(redis: Redis) -> list[list[str]]:
+    return [json.loads(member) for member in await redis.zrange(KEYS.journal_due, 0, -1)]
+
+
+async def test_a_stale_rename_nobody_reads_again_is_put_right_by_a_workers_check(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, and then no one reads or writes the file: the commit whose rename was
+    never confirmed is looked at by a worker, so the file on disk (what Hermes and
+    people read) gets B's write back without waiting for the next access."""
+    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
+    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+    stopped, resume = stall_at(a, "committed", monkeypatch)
+
+    async def dies(*args: Any, **kwargs: Any) -> int:
+        raise asyncio.CancelledError  # the process is gone right after its rename
+
+    first = asyncio.create_task(a.add("from A"))
+    await stopped.wait()
+    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
+    assert (await b.add("from B"))["success"]
+    monkeypatch.setattr(a.journal, "confirm", dies)
+    resume.set()
+    assert (await first)["success"]
+    path = a.store.path("user")
+    assert on_disk(path) == ["from A"]  # B's acknowledged write is not in the file
+    assert len(await due(fake_redis)) == 1  # B confirmed its rename; A never did
+
+    await worker_runtime(layout, fake_redis).check_due_commits()
+    assert sorted(on_disk(path)) == ["from A", "from B"]
+    assert await due(fake_redis) == []  # A's replacement was renamed: nothing can land late
+
+
+async def test_a_commit_whose_writer_died_before_its_rename_is_watched_while_it_may_land(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    assert await due(fake_redis) == []  # a confirmed rename leaves nothing to look at
+    stopped, resume = stall_at(a, "committed", monkeypatch)
+    stalled = asyncio.create_task(a.add("two"))
+    await stopped.wait()  # committed, its replacement staged and not renamed
+    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))  # its lease runs out
+    path = a.store.path("user")
+    assert on_disk(path) == ["one"]
+
+    worker = worker_runtime(layout, fake_redis)
+    await worker.check_due_commits()
+    assert on_disk(path) == ["one", "two"]  # put right from the journal
+    assert len(await due(fake_redis)) == 1  # its writer may still rename: kept
+    monkeypatch.setattr(runtime, "LATE_RENAME_SECONDS", 0.0)
+    await worker.check_due_commits()
+    assert await due(fake_redis) == []  # given up on after LATE_RENAME_SECONDS
+    resume.set()
+    assert (await stalled)["success"]  # its late rename is put right by itself
+    await until(lambda: _in_step(path))
+
+
+async def _in_step(path: Path) -> bool:
+    return on_disk(path) == ["one", "two"]
+
+
+async def test_a_check_that_cannot_put_a_file_right_keeps_it_due(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
+    a = Writer(layout, fake_redis)
+    stopped, resume = stall_at(a, "committed", monkeypatch)
+    stalled = asyncio.create_task(a.add("one"))
+    await stopped.wait()  # A still holds the lock: the check's repair cannot take it
+    await worker_runtime(layout, fake_redis).check_due_commits()
+    assert not a.store.path("user").exists() and len(await due(fake_redis)) == 1
+    resume.set()
+    assert (await stalled)["success"]
+    assert await due(fake_redis) == []
+
+
+async def test_what_no_writer_marked_is_dropped_and_a_mark_that_fails_fails_no_write(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
+    odd = ["not json", '["elsewhere", "u", "a", "fp"]', '["user", "../etc", "a", "fp"]']
+    await fake_redis.zadd(KEYS.journal_due, dict.fromkeys(odd, 0))
+    await worker_runtime(layout, fake_redis).check_due_commits()
+    assert await due(fake_redis) == []
+    await fake_redis.set(KEYS.journal_due, "not a sorted set")  # every ZADD on it fails
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    assert on_disk(a.store.path("user")) == ["one"]
 
 
 async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
