@@ -29,7 +29,7 @@ from memsvc.ids import DEFAULT_THREAD, validate_id
 from memsvc.jobs.payloads import MirrorJob
 from memsvc.jobs.queue import DeadLetters, JobQueue
 from memsvc.keys import Keys
-from memsvc.paths import DataLayout
+from memsvc.paths import DataLayout, Target
 from memsvc.redisbatch import CommandBatcher
 from memsvc.security.classifier import load as load_classifier
 from memsvc.security.scanner import Scanner
@@ -190,23 +190,31 @@ class Runtime:
         async def check(due: DueCommit) -> None:
             async with gate:
                 try:
-                    if due.file is not None:
-                        target, user_id, agent_id = due.file
-                        memory = await self.memory(user_id, agent_id)  # the user's limits
-                        staged = await memory.manager.builtin.store.put_right(target)
-                        committed = await journal.committed_at(due)
-                        if (
-                            staged
-                            and committed is not None
-                            and time.time() - committed < LATE_RENAME_SECONDS
-                        ):
-                            return  # looked at again once its claim runs out
+                    if due.file is not None and await look_at(due, *due.file):
+                        return  # looked at again once its claim runs out
                     await journal.forget(due)
                 except InvalidInputError:  # no file memsvc could have marked (ids it refuses)
                     await journal.forget(due)
                 except Exception as exc:  # the next check tries again
                     member = due.member.decode(errors="replace")
                     log.warning("due_commit_check_failed", commit=member, error=repr(exc))
+
+        async def look_at(due: DueCommit, target: Target, user_id: str, agent_id: str) -> bool:
+            """Put the file right; whether to look at it again."""
+            committed = await journal.committed_at(due)
+            if committed is None:  # confirmed since (or long gone): nothing to put right
+                return False
+            last = time.time() - committed >= LATE_RENAME_SECONDS  # whatever comes of it
+            try:
+                memory = await self.memory(user_id, agent_id)  # the user's store and limits
+                staged = await memory.manager.builtin.store.put_right(target)
+            except InvalidInputError:
+                raise
+            except Exception:
+                if last:
+                    await journal.forget(due)
+                raise
+            return staged and not last
 
         await asyncio.gather(*(check(due) for due in await journal.due_commits(limit)))
 

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import secrets
 import stat
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -318,11 +319,11 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
 def staged_beside(path: Anchored) -> bool:
     """Whether a replacement of ``path`` is staged and not renamed (or left by a writer
     that died): a writer that stalled may still rename it into place."""
+    staged = re.compile(rf"\.{re.escape(path.parts[-1])}\.[0-9a-f]{{12}}\.tmp")  # see stage
     with folder_of(path, create=False) as folder:
         if folder is None:
             return False
-        prefix = f".{path.parts[-1]}."
-        return any(n.startswith(prefix) and n.endswith(".tmp") for n in os.listdir(folder))
+        return any(staged.fullmatch(name) for name in os.listdir(folder))
 
 
 def write_all(fd: int, data: bytes) -> None:
