@@ -749,22 +749,17 @@ class MemoryClient:
                     await asyncio.shield(attempt)
                 else:
                     await self._bus.publish(event, order=order)
-        except (TimeoutError, RedisTimeoutError) as exc:
+        except (TimeoutError, RedisTimeoutError, SentThenLost) as exc:
             if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
                 assert self._outbox is not None  # opened
                 self._outbox.keep(event, attempt)
-            if isinstance(exc, RedisTimeoutError):
-                raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
-            raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
+            if isinstance(exc, TimeoutError):
+                raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
+            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
         except asyncio.CancelledError:
             if attempt is not None:
                 attempt.cancel()
             raise
-        except SentThenLost as exc:  # it may have run: a write is kept until one is confirmed
-            if attempt is not None:
-                assert self._outbox is not None  # opened
-                self._outbox.keep(event, attempt)
-            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
         except REDIS_DOWN as exc:
             raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
         except RedisError as exc:  # an error reply (NOPERM, MISCONF, BUSY ...): not run

@@ -266,10 +266,11 @@ class EventLog:
         README).
         """
         pages = self._keys.log_pages(user_id)
+        previous = f"{pages}:previous"  # the generation before (see _KEEP_TOKEN)
         if PAGE_TOKEN.fullmatch(before):
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.hget(pages, before)
-                pipe.hget(f"{pages}:previous", before)
+                pipe.hget(previous, before)
                 found = await pipe.execute()
             kept = found[0] or found[1]
             if kept is None:
@@ -293,7 +294,7 @@ class EventLog:
         if cursor is not None and not (entries and entries[-1].stream_id == cursor):
             token = secrets.token_hex(16)
             await self._keep_token(
-                keys=[pages, f"{pages}:previous"],
+                keys=[pages, previous],
                 args=[token, cursor, PAGE_TOKENS, PAGE_TOKEN_SECONDS],
             )
             cursor = token

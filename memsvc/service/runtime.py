@@ -208,8 +208,6 @@ class Runtime:
             try:
                 memory = await self.memory(user_id, agent_id)  # the user's store and limits
                 staged = await memory.manager.builtin.store.put_right(target)
-            except InvalidInputError:
-                raise
             except Exception:
                 if last:
                     await journal.forget(due)

@@ -271,11 +271,11 @@ class FileJournal:
         if found:
             claim = dict.fromkeys(found, now + CHECK_AFTER_SECONDS)
             await self._redis.zadd(self._keys.journal_due, claim, xx=True)
-        return [DueCommit(member) for member in found]
+        return [DueCommit.read(member) for member in found]
 
     async def committed_at(self, due: DueCommit) -> float | None:
         """When ``due`` was committed; ``None`` once its rename is confirmed (or long gone)."""
-        assert due.file is not None
+        assert due.file is not None and due.fingerprint is not None
         _, unconfirmed_key = self.keys_of(*due.file)
         at = await self._redis.zscore(unconfirmed_key, due.fingerprint)
         return None if at is None else float(at)
@@ -286,24 +286,22 @@ class FileJournal:
 
 @dataclass(frozen=True)
 class DueCommit:
-    """A commit whose rename was not confirmed in time: its file (``None`` when its entry
-    cannot be read) and the fingerprint it committed."""
+    """A commit whose rename was not confirmed in time: its entry in the due set, its file
+    and the fingerprint it committed (``None`` both when the entry cannot be read)."""
 
     member: bytes
+    file: tuple[Target, str, str] | None
+    fingerprint: str | None
 
-    @property
-    def file(self) -> tuple[Target, str, str] | None:
+    @classmethod
+    def read(cls, member: bytes) -> DueCommit:
         try:
-            target, user_id, agent_id, _ = json.loads(self.member)
+            target, user_id, agent_id, fingerprint = json.loads(member)
         except (ValueError, TypeError, RecursionError):  # not JSON, not four items
-            return None
+            return cls(member, None, None)
         if target not in ("user", "memory"):
-            return None
-        return target, str(user_id), str(agent_id)
-
-    @property
-    def fingerprint(self) -> str:
-        return str(json.loads(self.member)[3])
+            return cls(member, None, None)
+        return cls(member, (target, str(user_id), str(agent_id)), str(fingerprint))
 
 
 def _mark(target: Target, user_id: str, agent_id: str, fingerprint: str) -> str:

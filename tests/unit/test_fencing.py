@@ -138,12 +138,12 @@ async def test_a_writer_stalled_at_any_step_loses_no_acknowledged_write(
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
-async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
-    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A renames its older version over B's and dies before it can notice: readers still
-    see B's write, and the file is put right without anyone writing again."""
-    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+async def late_rename_then_death(
+    layout: DataLayout, redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A commits "from A" and stalls; its lease runs out and B adds "from B"; A renames its
+    older version over B's and dies before its confirmation. Returns the file."""
+    a, b = Writer(layout, redis), Writer(layout, redis)
     stopped, resume = stall_at(a, "committed", monkeypatch)
 
     async def dies(*args: Any, **kwargs: Any) -> int:
@@ -151,13 +151,22 @@ async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
 
     first = asyncio.create_task(a.add("from A"))
     await stopped.wait()
-    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
+    await redis.delete(KEYS.store_lock("user", "u1", "a1"))
     assert (await b.add("from B"))["success"]
     monkeypatch.setattr(a.journal, "confirm", dies)
     resume.set()
     assert (await first)["success"]  # answered once renamed, before the confirmation it never made
     path = a.store.path("user")
     assert on_disk(path) == ["from A"]  # the late rename: B's entry is not on disk
+    return path
+
+
+async def test_a_stale_rename_by_a_writer_that_then_died_is_served_and_repaired(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A renames its older version over B's and dies before it can notice: readers still
+    see B's write, and the file is put right without anyone writing again."""
+    path = await late_rename_then_death(layout, fake_redis, monkeypatch)
 
     reader = Writer(layout, fake_redis)
     assert sorted(await reader.store.read("user")) == ["from A", "from B"]
@@ -191,21 +200,7 @@ async def test_a_stale_rename_nobody_reads_again_is_put_right_by_a_workers_check
     never confirmed is looked at by a worker, so the file on disk (what Hermes and
     people read) gets B's write back without waiting for the next access."""
     monkeypatch.setattr(journal, "CHECK_AFTER_SECONDS", 0.0)
-    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
-    stopped, resume = stall_at(a, "committed", monkeypatch)
-
-    async def dies(*args: Any, **kwargs: Any) -> int:
-        raise asyncio.CancelledError  # the process is gone right after its rename
-
-    first = asyncio.create_task(a.add("from A"))
-    await stopped.wait()
-    await fake_redis.delete(KEYS.store_lock("user", "u1", "a1"))
-    assert (await b.add("from B"))["success"]
-    monkeypatch.setattr(a.journal, "confirm", dies)
-    resume.set()
-    assert (await first)["success"]
-    path = a.store.path("user")
-    assert on_disk(path) == ["from A"]  # B's acknowledged write is not in the file
+    path = await late_rename_then_death(layout, fake_redis, monkeypatch)
     assert len(await due(fake_redis)) == 1  # B confirmed its rename; A never did
 
     await worker_runtime(layout, fake_redis).check_due_commits()

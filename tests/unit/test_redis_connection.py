@@ -110,6 +110,16 @@ class Server:
 
 
 @asynccontextmanager
+async def connected(url: str) -> AsyncIterator[Redis]:
+    """memsvc's connection to ``url`` (default settings), closed after."""
+    redis = connect(url, ServiceSettings(redis_url=url))
+    try:
+        yield redis
+    finally:
+        await redis.aclose()
+
+
+@asynccontextmanager
 async def scripted() -> AsyncIterator[tuple[Server, Redis]]:
     server = Server(0)
     listening = await asyncio.start_server(server.serve, "127.0.0.1", 0)
@@ -176,48 +186,38 @@ async def test_a_command_lost_after_it_was_written_is_told_from_one_never_sent()
         with pytest.raises(BusyLoadingError) as loading:
             await batcher.execute(lambda pipe: pipe.get("a").execute_command("LOADING"))
         assert not isinstance(loading.value, SentThenLost)
-    nobody = f"redis://127.0.0.1:{free_port()}/0"
-    refused = connect(nobody, ServiceSettings(redis_url=nobody))
-    try:
+    async with connected(f"redis://127.0.0.1:{free_port()}/0") as refused:
         with noting_sends() as sends, pytest.raises(ConnectionError):
             await refused.get("a")
         assert not sends.written
         with pytest.raises(ConnectionError) as caught:
             await CommandBatcher(refused).execute(lambda pipe: pipe.get("a"))
         assert not isinstance(caught.value, SentThenLost)  # nothing left: nothing ran
-    finally:
-        await refused.aclose()
 
 
 async def test_a_connection_lost_during_its_handshake_sent_no_command() -> None:
-    async with scripted() as (server, _):
-        url = f"redis://:dropme@127.0.0.1:{server.port}/0"
-        redis = connect(url, ServiceSettings(redis_url=url))
-        try:
-            with noting_sends() as sends, pytest.raises(ConnectionError):
-                await redis.get("a")
-            assert not sends.written and server.connections >= 1
-        finally:
-            await redis.aclose()
+    async with (
+        scripted() as (server, _),
+        connected(f"redis://:dropme@127.0.0.1:{server.port}/0") as redis,
+    ):
+        with noting_sends() as sends, pytest.raises(ConnectionError):
+            await redis.get("a")
+        assert not sends.written and server.connections >= 1
 
 
 async def test_a_health_check_that_failed_sent_no_command() -> None:
-    async with scripted() as (server, _):
-        url = f"redis://127.0.0.1:{server.port}/0?health_check_interval=1"
-        redis = connect(url, ServiceSettings(redis_url=url))
-        try:
-            assert await redis.get("a") == b"a"
-            # the health check's PING meets a dropped connection, and no new one is let in
-            server.answer = lambda command: (
-                None if command[0].upper() == b"PING" else value(command)
-            )
-            server.refuse = True
-            await asyncio.sleep(1.5)  # past the interval: the next command checks first
-            with noting_sends() as sends, pytest.raises(ConnectionError) as caught:
-                await CommandBatcher(redis).execute(lambda pipe: pipe.get("b"))
-            assert not sends.lost and not isinstance(caught.value, SentThenLost)
-        finally:
-            await redis.aclose()
+    async with (
+        scripted() as (server, _),
+        connected(f"redis://127.0.0.1:{server.port}/0?health_check_interval=1") as redis,
+    ):
+        assert await redis.get("a") == b"a"
+        # the health check's PING meets a dropped connection, and no new one is let in
+        server.answer = lambda command: None if command[0].upper() == b"PING" else value(command)
+        server.refuse = True
+        await asyncio.sleep(1.5)  # past the interval: the next command checks first
+        with noting_sends() as sends, pytest.raises(ConnectionError) as caught:
+            await CommandBatcher(redis).execute(lambda pipe: pipe.get("b"))
+        assert not sends.lost and not isinstance(caught.value, SentThenLost)
 
 
 async def test_the_job_pool_leaves_a_replica_too() -> None:
