@@ -39,7 +39,7 @@ from memsvc.errors import (
     PathEscapeError,
 )
 from memsvc.events import EVENT_TYPES
-from memsvc.heap import freeze_startup_heap
+from memsvc.heap import tune_collector
 from memsvc.ids import DEFAULT_THREAD, validate_id
 from memsvc.jobs.queue import ArqJobs, DeadLetters
 from memsvc.keys import Keys
@@ -389,7 +389,7 @@ def _serve(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     if settings.redis_url:
         asyncio.run(refuse_a_cluster(settings.redis_url, settings))
     app = create_app(settings, no_auth=ns.no_auth)
-    freeze_startup_heap()
+    tune_collector()
     uvicorn.run(
         app,
         host=ns.host,

@@ -25,7 +25,7 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
 from memsvc.config import ConfigError
-from memsvc.heap import freeze_startup_heap
+from memsvc.heap import tune_collector
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, job_pool, serialise_job
 from memsvc.keys import Keys
@@ -175,7 +175,7 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
             "redis_pool": job_pool(REDIS_URL, SETTINGS),
         }
     )
-    freeze_startup_heap()
+    tune_collector()
     worker.run()
 
 

@@ -1,4 +1,4 @@
-"""A worker and a gateway freeze their start-up heap once they are built, before they serve."""
+"""A worker and a gateway tune their collector once they are built, before they serve."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from memsvc import cli
 from memsvc.service import worker
 
 
-def test_freezing_keeps_what_lives_and_frees_what_is_already_garbage() -> None:
+def test_tuning_keeps_what_lives_frees_what_is_already_garbage_and_collects_less_often() -> None:
     # in a process of its own: a frozen test process would never free its objects
     script = textwrap.dedent(
         """
         import gc, weakref
-        from memsvc.heap import freeze_startup_heap
+        from memsvc.heap import SERVING_THRESHOLDS, tune_collector
 
         class Node:
             pass
@@ -31,16 +31,17 @@ def test_freezing_keeps_what_lives_and_frees_what_is_already_garbage() -> None:
         weakref.finalize(cycle, freed.append, True)
         del cycle
         before = gc.get_freeze_count()
-        freeze_startup_heap()
+        tune_collector()
         assert freed == [True], "garbage alive at the freeze would leak for good"
         assert gc.get_freeze_count() > before
+        assert gc.get_threshold() == SERVING_THRESHOLDS
         assert kept is not None
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
 
 
-def test_the_worker_freezes_once_built_and_before_it_runs(
+def test_the_worker_tunes_its_collector_once_built_and_before_it_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     steps: list[str] = []
@@ -53,7 +54,7 @@ def test_the_worker_freezes_once_built_and_before_it_runs(
             steps.append("run")
 
     monkeypatch.setattr(worker, "ResilientWorker", Built)
-    monkeypatch.setattr(worker, "freeze_startup_heap", lambda: steps.append("freeze"))
+    monkeypatch.setattr(worker, "tune_collector", lambda: steps.append("freeze"))
     try:
         worker.run(burst=True)
     finally:
@@ -63,7 +64,7 @@ def test_the_worker_freezes_once_built_and_before_it_runs(
 
 
 @pytest.mark.usefixtures("restore_logging")
-def test_serve_freezes_once_the_app_is_built_and_before_it_serves(
+def test_serve_tunes_its_collector_once_the_app_is_built_and_before_it_serves(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import uvicorn
@@ -81,7 +82,7 @@ def test_serve_freezes_once_the_app_is_built_and_before_it_serves(
         return app
 
     monkeypatch.setattr(gateway_app, "create_app", built)
-    monkeypatch.setattr(cli, "freeze_startup_heap", lambda: steps.append("freeze"))
+    monkeypatch.setattr(cli, "tune_collector", lambda: steps.append("freeze"))
     monkeypatch.setattr(uvicorn, "run", lambda app, **_: steps.append("serve"))
     assert cli.main(["serve", "--port", "0"]) == cli.EXIT_OK
     assert steps == ["built", "freeze", "serve"]
