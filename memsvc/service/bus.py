@@ -5,7 +5,7 @@ one consumer group, so each event goes to one worker, and a worker that dies
 leaves its unacknowledged events pending for another to claim. A reply is
 ``RPUSH``ed onto the inbox list of the waiting client process, which has one
 blocked ``BLMPOP`` for all its calls: replies are pushed, never polled. The
-reply, the log record and the ack of an event travel in one pipeline.
+reply, the log record and the ack of an event are written by one script, all or none.
 """
 
 from __future__ import annotations
@@ -50,6 +50,30 @@ return mine
 """
 
 
+# Logs a finished event, parks it if it is dead, acknowledges and deletes it, and
+# replies (``KEYS[4]``, if given): all or nothing. The append is the script's first
+# write, where Redis checks ``maxmemory``: a Redis out of memory refuses the script
+# before it has done anything, so the event stays pending for another try rather than
+# acknowledged without its record, or dropped on its way to the dead list.
+_FINISH_SCRIPT = """
+local append = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*'}
+for i = 7, #ARGV do
+  append[#append + 1] = ARGV[i]
+end
+redis.call(unpack(append))
+if ARGV[4] ~= '' then
+  redis.call('RPUSH', KEYS[3], ARGV[4])
+end
+redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+redis.call('XDEL', KEYS[2], ARGV[3])
+if KEYS[4] then
+  redis.call('RPUSH', KEYS[4], ARGV[5])
+  redis.call('EXPIRE', KEYS[4], ARGV[6])
+end
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class Delivery:
     """One event as a worker received it: its stream id, its raw bytes and how often it was
@@ -72,6 +96,7 @@ class EventBus:
         self._keys = keys
         self.log = log
         self._refresh = redis.register_script(_REFRESH_SCRIPT)
+        self._finish = redis.register_script(_FINISH_SCRIPT)
 
     async def publish(self, event: Any, *, order: str | None = None) -> str:
         """Append one event; returns its stream id. One round trip.
@@ -106,7 +131,14 @@ class EventBus:
                 raise
 
     async def join(self, consumer: str) -> None:
-        """Register ``consumer`` now: operators (and tests) see a worker before its first event."""
+        """Register ``consumer`` now: operators (and tests) see a worker before its first event.
+
+        The finish script is loaded here, not on first use: events that finish together
+        and find it missing are sent again one by one, in no set order, and their records
+        would be out of order in the log (as after a Redis restart; replay puts each
+        file's writes back in the order they were applied).
+        """
+        await self._redis.script_load(_FINISH_SCRIPT)
         await self.ensure_group()
         await self._redis.xgroup_createconsumer(
             self._keys.events, self._keys.workers_group, consumer
@@ -199,30 +231,40 @@ class EventBus:
         """Reply, log, park (dead events), acknowledge and delete in one round trip.
 
         Events finishing together share that round trip (see :mod:`memsvc.redisbatch`).
+        If Redis refuses any of it (out of memory), none of it is done: the event stays
+        pending for another try and this raises.
         """
-
-        def queue(pipe: Pipeline) -> None:
-            if reply_to is not None and reply is not None:
-                _add_reply(pipe, reply_to, reply)
-            self.log.add(pipe, record)
-            if dead is not None:
-                pipe.rpush(
-                    self._keys.dead_events,
-                    json.dumps(
-                        {
-                            "stream_id": delivery.stream_id,
-                            **_raw_field(delivery.raw),
-                            "deliveries": delivery.deliveries,
-                            "parked_at": time.time(),
-                            **dead,
-                        },
-                        ensure_ascii=False,
-                    ),
-                )
-            pipe.xack(self._keys.events, self._keys.workers_group, delivery.stream_id)
-            pipe.xdel(self._keys.events, delivery.stream_id)
-
-        await self._commands.execute(queue)
+        parked = ""
+        if dead is not None:
+            parked = json.dumps(
+                {
+                    "stream_id": delivery.stream_id,
+                    **_raw_field(delivery.raw),
+                    "deliveries": delivery.deliveries,
+                    "parked_at": time.time(),
+                    **dead,
+                },
+                ensure_ascii=False,
+            )
+        log_key, log_max, fields = self.log.entry(record)
+        keys = [log_key, self._keys.events, self._keys.dead_events]
+        answer = ""
+        if reply_to is not None and reply is not None:
+            keys.append(reply_to)
+            answer = json.dumps(reply, ensure_ascii=False)
+        await self._commands.script(
+            self._finish,
+            keys,
+            [
+                log_max,
+                self._keys.workers_group,
+                delivery.stream_id,
+                parked,
+                answer,
+                INBOX_TTL_SECONDS,
+                *fields,
+            ],
+        )
 
     async def dead_events(self) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from memsvc.errors import InvalidInputError
@@ -166,9 +165,10 @@ class EventLog:
         self._max = max_entries
         self._retention = retention_seconds
 
-    def add(self, pipe: Pipeline, record: LogRecord) -> None:
-        """Queue the append on ``pipe`` so it travels with the reply and the ack."""
-        pipe.xadd(self._key, record.fields(), maxlen=self._max, approximate=True)  # type: ignore[arg-type]
+    def entry(self, record: LogRecord) -> tuple[str, int, list[str]]:
+        """The stream, its cap and the record's fields flattened: for a script that appends
+        the record together with other writes (what ``append`` does alone)."""
+        return self._key, self._max, [item for field in record.fields().items() for item in field]
 
     async def append(self, record: LogRecord) -> None:
         await self._redis.xadd(self._key, record.fields(), maxlen=self._max, approximate=True)  # type: ignore[arg-type]

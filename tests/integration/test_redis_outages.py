@@ -6,6 +6,7 @@ Each test runs its own redis-server, so restarting or freezing it touches no oth
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
+from redis.asyncio import Redis
+from redis.exceptions import OutOfMemoryError
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
@@ -22,7 +25,8 @@ from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
 from memsvc.keys import Keys
 from memsvc.redisconn import cancel_and_wait, connect
-from memsvc.service.eventlog import EventLog
+from memsvc.service.bus import Delivery, EventBus
+from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.service.sessions import SessionState
 from memsvc.settings import ServiceSettings
 from tests.conftest import until
@@ -309,3 +313,46 @@ async def test_a_gateway_whose_token_channel_drops_keeps_no_record_it_may_have_m
 
 async def refused(tokens: Tokens, token: str) -> bool:
     return await tokens.authenticate(token) is None
+
+
+async def test_an_event_is_acknowledged_only_with_its_record_its_parking_and_its_reply(
+    redis_server: RedisServer, test_prefix: str
+) -> None:
+    """Over ``maxmemory`` (``noeviction``) Redis refuses an append but still takes an
+    acknowledgement: an event finished then stays pending for another try, rather than
+    acknowledged with no log record, or dropped on its way to the dead list."""
+    redis = Redis.from_url(redis_server.url)
+    keys = Keys(test_prefix)
+    bus = EventBus(redis, keys, EventLog(redis, keys))
+    await bus.join("w1")
+    for n in range(2):
+        await bus.publish_raw(b'{"n": %d}' % n)
+    replied, parked = await bus.read("w1", count=10, block_ms=100)
+
+    def record(delivery: Delivery) -> LogRecord:
+        return LogRecord("ok", "prefetch", delivery.stream_id, "u1")
+
+    inbox = keys.inbox("c1")
+    await redis.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(OutOfMemoryError):
+            await bus.finish(replied, record(replied), reply_to=inbox, reply={"ok": True})
+        with pytest.raises(OutOfMemoryError):
+            await bus.finish(parked, record(parked), dead={"error": "broken"})
+        assert (await redis.xpending(keys.events, keys.workers_group))["pending"] == 2
+        assert await redis.xlen(keys.events) == 2
+        assert not await redis.exists(keys.log, keys.dead_events, inbox)
+    finally:
+        await redis.config_set("maxmemory", "0")
+
+    await bus.finish(replied, record(replied), reply_to=inbox, reply={"ok": True})
+    await bus.finish(parked, record(parked), dead={"error": "broken"})
+    assert (await redis.xpending(keys.events, keys.workers_group))["pending"] == 0
+    assert await redis.xlen(keys.events) == 0
+    assert [entry.event_id async for entry in bus.log.entries()] == [
+        replied.stream_id,
+        parked.stream_id,
+    ]
+    assert json.loads(await redis.lpop(inbox)) == {"ok": True}
+    assert json.loads(await redis.lpop(keys.dead_events))["stream_id"] == parked.stream_id
+    await redis.aclose()
