@@ -8,6 +8,7 @@ needs only what is exported here; the worker side is ``memsvc worker``.
 from memsvc.client import MemoryClient, PrefetchContext
 from memsvc.errors import (
     ClientStateError,
+    MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
     MemsvcError,
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ClientStateError",
     "MemoryClient",
+    "MemoryMisconfiguredError",
     "MemoryServiceError",
     "MemoryUnavailableError",
     "MemsvcError",

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from redis.exceptions import AuthenticationError, AuthorizationError, NoPermissionError, RedisError
+from redis.exceptions import RedisError
 
-from memsvc.client import MemoryClient
+from memsvc.client import TOOL_MISCONFIGURED, MemoryClient
 from memsvc.config import ConfigLoader, shown
 from memsvc.errors import (
     InvalidInputError,
+    MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
     NotFoundError,
@@ -45,7 +46,7 @@ from memsvc.jobs.queue import ArqJobs, DeadLetters
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
-from memsvc.redisconn import connect, refuse_a_cluster
+from memsvc.redisconn import connect, lasting_refusal, refuse_a_cluster
 from memsvc.service.bus import EventBus
 from memsvc.service.eventlog import EventLog, LogEntry
 from memsvc.service.replay import Slice, replay
@@ -97,8 +98,6 @@ def tcp_port(text: str) -> int:
 
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
-# what no retry fixes: MEMSVC_REDIS_URL's credentials, or the rights its user was given
-_REDIS_REFUSED = (AuthenticationError, AuthorizationError, NoPermissionError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -289,6 +288,9 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _emit(result)
     if result.get("success"):
         return EXIT_OK
+    if result == TOOL_MISCONFIGURED:  # MEMSVC_REDIS_URL's credentials or rights: no retry helps
+        sys.stderr.write("memsvc: Redis refuses MEMSVC_REDIS_URL's user (the log says why)\n")
+        return EXIT_BAD_INPUT
     sys.stderr.write(f"memsvc: {str(result.get('error', 'the tool failed')).splitlines()[0]}\n")
     # memory unavailable or a file busy: nothing was done, and the same call may work later.
     # A pending write is queued and must not be sent again (a new call is a new event).
@@ -648,10 +650,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = asyncio.run(_ASYNC_COMMANDS[ns.command](settings, ns))
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
         return code
-    except (MemoryUnavailableError, RedisError, TimeoutError) as exc:
-        if isinstance(exc, _REDIS_REFUSED) or isinstance(exc.__cause__, _REDIS_REFUSED):
-            # credentials in MEMSVC_REDIS_URL: no retry fixes them
-            sys.stderr.write(f"memsvc: Redis refused MEMSVC_REDIS_URL's credentials: {exc}\n")
+    except (MemoryUnavailableError, MemoryMisconfiguredError, RedisError, TimeoutError) as exc:
+        if isinstance(exc, MemoryMisconfiguredError) or lasting_refusal(exc):
+            # MEMSVC_REDIS_URL's credentials or its user's rights: no retry fixes them
+            refusal = exc.__cause__ if isinstance(exc, MemoryMisconfiguredError) else exc
+            sys.stderr.write(f"memsvc: Redis refuses MEMSVC_REDIS_URL's user: {refusal}\n")
             return EXIT_BAD_INPUT
         # not the caller's input: the same command may work once Redis is back
         detail = str(exc) or "no answer in time"

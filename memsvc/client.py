@@ -53,6 +53,7 @@ from memsvc.errors import (
     ClientStateError,
     ConflictError,
     InvalidInputError,
+    MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
     WritePendingError,
@@ -92,7 +93,14 @@ from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_opti
 from memsvc.keys import Keys
 from memsvc.logs import keep_stdout_free
 from memsvc.outbox import Outbox
-from memsvc.redisconn import REDIS_DOWN, Outage, SentThenLost, cancel_and_wait, connect
+from memsvc.redisconn import (
+    REDIS_DOWN,
+    Outage,
+    SentThenLost,
+    cancel_and_wait,
+    connect,
+    lasting_refusal,
+)
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, StreamingScrubber
 from memsvc.service.bus import EventBus
 from memsvc.service.eventlog import PAGE_TOKEN, EventLog, LogEntry
@@ -105,6 +113,7 @@ __all__ = [
     "ConflictError",
     "MemoryClient",
     "MemoryHTTPClient",
+    "MemoryMisconfiguredError",
     "MemoryServiceError",
     "MemoryUnavailableError",
     "PrefetchContext",
@@ -130,6 +139,13 @@ TOOL_UNAVAILABLE: dict[str, Any] = {
     "retryable": True,
     "error": "Memory is unavailable right now. Nothing was saved. Continue with your reply; "
     "the fact can be saved in a later turn.",
+}
+# What a tool call answers when Redis refuses memsvc until an operator acts.
+TOOL_MISCONFIGURED: dict[str, Any] = {
+    "success": False,
+    "retryable": False,
+    "error": "Memory is not set up correctly (an operator must fix it). Nothing was saved. "
+    "Continue with your reply.",
 }
 LOG_SCAN = 5000  # log records one page of a user's log looks through at most
 MAX_LOG_PAGE = 200
@@ -285,7 +301,7 @@ class MemoryClient:
             reply = await self._request(
                 event, seconds - min(seconds * FALLBACK_SHARE, FALLBACK_MAX_SECONDS)
             )
-        except MemoryUnavailableError as exc:
+        except (MemoryUnavailableError, MemoryMisconfiguredError) as exc:
             return await self._fallback(event, str(exc), ends)
         if reply is None:
             return await self._fallback(event, f"no reply within {seconds:g}s", ends)
@@ -349,6 +365,9 @@ class MemoryClient:
             if isinstance(exc.__cause__, SentThenLost):  # not a write: it may have run
                 return _unconfirmed(event.id, "Memory lost the connection after the call left")
             return dict(TOOL_UNAVAILABLE)
+        except MemoryMisconfiguredError as exc:
+            log.error("memory_misconfigured", tool=name, error=str(exc))
+            return dict(TOOL_MISCONFIGURED)
         except InvalidInputError as exc:  # arguments too big for an event: nothing was sent
             return invalid_tool_args(name, str(exc))
         if reply is None and not write:
@@ -760,10 +779,8 @@ class MemoryClient:
             if attempt is not None:
                 attempt.cancel()
             raise
-        except REDIS_DOWN as exc:
-            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
-        except RedisError as exc:  # an error reply (NOPERM, MISCONF, BUSY ...): not run
-            raise MemoryUnavailableError(f"Redis refused the event: {exc}") from exc
+        except RedisError as exc:  # down, or an error reply (OOM, NOPERM ...): not run
+            raise _redis_failure(exc, "Redis refused the event") from exc
 
     async def _request(
         self, event: Any, seconds: float, *, keep: bool = False
@@ -857,10 +874,18 @@ def _redis_read() -> Iterator[None]:
     as it is for every other call."""
     try:
         yield
-    except REDIS_DOWN as exc:
-        raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
-    except RedisError as exc:
-        raise MemoryUnavailableError(f"Redis refused the read: {exc}") from exc
+    except (RedisError, OSError) as exc:
+        raise _redis_failure(exc, "Redis refused the read") from exc
+
+
+def _redis_failure(exc: Exception, refused: str) -> MemoryServiceError:
+    """What a call tells its caller of a Redis error: an outage to wait out, or a refusal an
+    operator must fix."""
+    if lasting_refusal(exc):
+        return MemoryMisconfiguredError(f"Redis refuses memsvc: {exc}")
+    if isinstance(exc, REDIS_DOWN):
+        return MemoryUnavailableError(f"Redis unavailable: {exc}")
+    return MemoryUnavailableError(f"{refused}: {exc}")
 
 
 def invalid_tool_args(name: str, problem: str) -> dict[str, Any]:

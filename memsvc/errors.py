@@ -3,8 +3,9 @@
 ```
 MemsvcError                     root; ``retryable`` says whether the same call may succeed later
  ├── MemoryServiceError         the service could not process a client's request
- │    └── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
- │         └── WritePendingError      a write sent but not confirmed in time: it is queued
+ │    ├── MemoryUnavailableError   Redis or the workers did not answer in time (retryable)
+ │    │    └── WritePendingError      a write sent but not confirmed in time: it is queued
+ │    └── MemoryMisconfiguredError Redis refuses memsvc until an operator acts
  ├── RequestRefusedError        the service understood a request and refused it (``detail``)
  │    ├── AuthenticationError      no valid credentials (HTTP 401)
  │    ├── PermissionDeniedError    valid credentials, not for this (HTTP 403)
@@ -71,6 +72,12 @@ class WritePendingError(MemoryUnavailableError):
     def __init__(self, message: str, *, event_id: str) -> None:
         super().__init__(message)
         self.event_id = event_id
+
+
+class MemoryMisconfiguredError(MemoryServiceError):
+    """Redis refuses memsvc's commands in a way no retry fixes: credentials it does not
+    take, an ACL that lacks a command or key memsvc needs, a key of another type under
+    memsvc's prefix, a server without a command memsvc uses. Nothing was done."""
 
 
 class RequestRefusedError(MemsvcError):

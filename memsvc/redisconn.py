@@ -39,6 +39,7 @@ from redis.exceptions import (
     AuthorizationError,
     BusyLoadingError,
     ConnectionError,
+    NoPermissionError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
@@ -69,6 +70,19 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
     OutOfMemoryError,
     ReadOnlyError,
 )
+
+
+def lasting_refusal(exc: BaseException) -> bool:
+    """Whether Redis refused for a reason it will keep until an operator acts: credentials
+    (``WRONGPASS``, ``NOAUTH``), an ACL (``NOPERM``), a key of another type
+    (``WRONGTYPE``), a command the server does not know. Other refusals (``OOM``,
+    ``READONLY``, ``LOADING``, ``BUSY``, ``MISCONF``) pass."""
+    if isinstance(exc, AuthenticationError | AuthorizationError | NoPermissionError):
+        return True
+    if type(exc) is not ResponseError:  # its subclasses name passing states
+        return False
+    message = str(exc)
+    return message.startswith(("WRONGTYPE", "unknown command", "NOAUTH", "WRONGPASS", "NOPERM"))
 
 
 class SentThenLost(ConnectionError):

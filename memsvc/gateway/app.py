@@ -28,14 +28,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
 from memsvc.errors import (
     AuthenticationError,
     InvalidInputError,
+    MemoryMisconfiguredError,
     MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
@@ -49,7 +48,7 @@ from memsvc.gateway.statuses import detail_of, json_safe, status_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
-from memsvc.redisconn import REDIS_DOWN, cancel_and_wait, connect
+from memsvc.redisconn import REDIS_DOWN, cancel_and_wait, connect, lasting_refusal
 from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
@@ -502,8 +501,10 @@ def _cut(text: str) -> str:
 
 async def _refused(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemsvcError)
-    if isinstance(exc, MemoryUnavailableError) and isinstance(exc.__cause__, RedisError | OSError):
-        return await _redis_down(request, exc.__cause__)  # its words name the server
+    if isinstance(exc, MemoryUnavailableError | MemoryMisconfiguredError) and isinstance(
+        exc.__cause__, RedisError | OSError
+    ):
+        return await _redis_down(request, exc.__cause__)  # its words name the server, or a user
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 
@@ -516,7 +517,14 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
 
 async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
     """Redis away where the gateway reads it itself (a token's record): 503 as for any call,
-    never a 500, and without the server's address."""
+    without the server's address; Redis refusing the gateway's user: 500, without its
+    words (the user, its rights)."""
+    if lasting_refusal(exc):
+        log.error("gateway_redis_refuses", path=request.url.path, error=str(exc))
+        return await _refused(
+            request,
+            MemoryMisconfiguredError("Redis refuses the gateway; an operator must fix its access"),
+        )
     log.warning("gateway_redis_unavailable", path=request.url.path, error=str(exc))
     return await _refused(request, MemoryUnavailableError("Redis unavailable; retry later"))
 
@@ -575,8 +583,7 @@ def create_app(
     )
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(MemsvcError, _refused)
-    app.add_exception_handler(RedisConnectionError, _redis_down)
-    app.add_exception_handler(RedisTimeoutError, _redis_down)
+    app.add_exception_handler(RedisError, _redis_down)
     agent_lanes = {f"{PREFIX}/agent/{name}" for name in AGENT_LANES}
     app.add_middleware(
         FastLane,

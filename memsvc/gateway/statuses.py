@@ -17,6 +17,7 @@ from memsvc.errors import (
     ConflictError,
     DependencyUnavailableError,
     InvalidInputError,
+    MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
     MemsvcError,
@@ -36,6 +37,7 @@ STATUSES: tuple[tuple[type[MemsvcError], int], ...] = (
     (WriteRefusedError, 422),
     (DependencyUnavailableError, 503),
     (InvalidInputError, 422),
+    (MemoryMisconfiguredError, 500),  # Redis refuses the gateway until an operator acts
     (MemsvcError, 503),  # the service could not answer: Redis, the workers, a closed client
 )
 

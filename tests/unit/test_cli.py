@@ -304,7 +304,14 @@ def test_an_error_reply_from_redis_is_one_line_not_a_traceback(
     assert exited == code, line
 
 
-@pytest.mark.parametrize("argv", [["log", "tail"], ["schemas", "--user", "u1", "--agent", "a1"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["log", "tail"],
+        ["schemas", "--user", "u1", "--agent", "a1"],
+        ["tool", "--user", "u1", "--agent", "a1", "--json", '{"action": "add", "content": "x"}'],
+    ],
+)
 def test_credentials_redis_refuses_exit_2_not_3(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -313,9 +320,11 @@ def test_credentials_redis_refuses_exit_2_not_3(
 ) -> None:
     """A wrong password is the setting's fault: no retry fixes it."""
     monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://:wrong@127.0.0.1:{refusing_redis}/0")
-    code, _, err = run(capsys, *argv)
+    code, out, err = run(capsys, *argv)
     (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
-    assert code == 2 and line.startswith("memsvc: Redis refused MEMSVC_REDIS_URL's credentials")
+    assert code == 2 and line.startswith("memsvc: Redis refuses MEMSVC_REDIS_URL's user")
+    if argv[0] == "tool":  # the model's result: nothing saved, not worth retrying
+        assert json.loads(out)["retryable"] is False
 
 
 def test_settings_and_paths_that_cannot_be_used_exit_2_with_one_line(

@@ -13,11 +13,22 @@ from typing import Any
 import fakeredis
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError, ResponseError
+from redis.exceptions import (
+    AuthenticationError,
+    NoPermissionError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+)
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
-from memsvc.errors import ClientStateError, MemoryServiceError, MemoryUnavailableError
+from memsvc.errors import (
+    ClientStateError,
+    MemoryMisconfiguredError,
+    MemoryServiceError,
+    MemoryUnavailableError,
+)
 from memsvc.settings import ServiceSettings
 from tests.conftest import free_port, until
 
@@ -31,24 +42,33 @@ REFUSALS = {
     "out of memory": OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
     "read-only replica": ReadOnlyError("You can't write against a read only replica."),
     "failing snapshots": ResponseError("MISCONF Redis is configured to save RDB snapshots"),
+    "a script running long": ResponseError("BUSY Redis is busy running a script."),
+}
+# what Redis keeps refusing until an operator acts (the words are redis-py's, as it parses
+# Redis 7's replies)
+LASTING_REFUSALS = {
+    "a wrong password": AuthenticationError("invalid username-password pair or user is disabled."),
     "an ACL without the command": NoPermissionError("this user has no permissions"),
+    "a key of another type": ResponseError(
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    ),
+    "a server without the command": ResponseError(
+        "unknown command 'BLMPOP', with args beginning with: "
+    ),
 }
 
 
-@pytest.fixture(params=["no connection", *REFUSALS])
-async def refused(
-    request: pytest.FixtureRequest, settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+async def _refusing(
+    settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch, error: Exception | None
 ) -> AsyncIterator[MemoryClient]:
-    """A client whose Redis refuses: every connection (nothing listens on port 1), or every
-    write with an error reply: over ``maxmemory`` under ``noeviction``, a replica (an old
-    primary after a failover), snapshots failing, an ACL that leaves the command out."""
-    if request.param == "no connection":
+    """A client whose Redis refuses every connection (nothing listens on the port) if
+    ``error`` is None, else every publish with ``error``."""
+    if error is None:
         redis = Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.2)
     else:
         redis = fakeredis.aioredis.FakeRedis()
     async with MemoryClient(settings=settings, redis=redis) as mem:
-        if request.param != "no connection":
-            error = REFUSALS[request.param]
+        if error is not None:
 
             async def publish(*_: Any, **__: Any) -> str:
                 raise error
@@ -56,6 +76,26 @@ async def refused(
             monkeypatch.setattr(mem.bus, "publish", publish)
         yield mem
     await redis.aclose()
+
+
+@pytest.fixture(params=["no connection", *REFUSALS])
+async def refused(
+    request: pytest.FixtureRequest, settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[MemoryClient]:
+    """A client whose Redis is away or refuses for now: over ``maxmemory`` under
+    ``noeviction``, a replica (an old primary after a failover), snapshots failing, a script
+    running long."""
+    async for mem in _refusing(settings, monkeypatch, REFUSALS.get(request.param)):
+        yield mem
+
+
+@pytest.fixture(params=list(LASTING_REFUSALS))
+async def misconfigured(
+    request: pytest.FixtureRequest, settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[MemoryClient]:
+    """A client whose Redis refuses it until an operator acts."""
+    async for mem in _refusing(settings, monkeypatch, LASTING_REFUSALS[request.param]):
+        yield mem
 
 
 async def test_call_tool_when_redis_refuses_says_nothing_was_saved_and_may_be_retried(
@@ -89,6 +129,40 @@ async def test_prefetch_when_redis_refuses_is_degraded_and_says_why(
     ctx = await refused.prefetch("u1", "a1", "t1", deadline=0.5)
     assert (ctx.degraded, ctx.text) == (True, "")
     assert set(ctx.skipped) == {"service", "builtin"}
+
+
+async def test_call_tool_when_redis_refuses_for_good_says_nothing_was_saved_and_not_to_retry(
+    misconfigured: MemoryClient,
+) -> None:
+    args = {"action": "add", "target": "memory", "content": "a fact"}
+    with capture_logs() as logs:
+        result = await misconfigured.call_tool("u1", "a1", "t1", "memory", args)
+    assert (result["success"], result["retryable"]) == (False, False)
+    assert "Nothing was saved" in result["error"]
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["memory_misconfigured"]
+
+
+async def test_other_calls_raise_misconfigured_when_redis_refuses_for_good(
+    misconfigured: MemoryClient,
+) -> None:
+    calls: list[Any] = [
+        misconfigured.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
+        misconfigured.session_switch("u1", "a1", "t2"),
+        misconfigured.tool_schemas("u1", "a1"),
+    ]
+    for call in calls:
+        with pytest.raises(MemoryMisconfiguredError) as raised:
+            await call
+        assert isinstance(raised.value, MemoryServiceError)  # one tree to catch
+        assert not raised.value.retryable
+
+
+async def test_prefetch_when_redis_refuses_for_good_is_degraded_and_says_why(
+    misconfigured: MemoryClient,
+) -> None:
+    ctx = await misconfigured.prefetch("u1", "a1", "t1", deadline=0.5)
+    assert (ctx.degraded, ctx.text) == (True, "")
+    assert ctx.skipped["service"].startswith("Redis refuses memsvc")
 
 
 async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it_is_back(

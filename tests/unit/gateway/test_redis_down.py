@@ -124,3 +124,34 @@ async def test_the_clients_own_reads_raise_memory_unavailable(tmp_path: Path) ->
             await mem.read_log("alice")
         with pytest.raises(MemoryUnavailableError, match="Redis unavailable"):
             await mem.write_outcome("alice", "0123456789abcdef")
+
+
+async def test_a_redis_that_refuses_the_gateways_user_is_500_in_words_of_our_own(
+    serve: Serve,
+) -> None:
+    """An ACL that leaves out what memsvc needs: no retry helps, so no 503, and the answer
+    names neither the Redis user nor its rights."""
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            commands = data.count(b"\r\n*") + data.startswith(b"*")
+            writer.write(b"-NOPERM User svc has no permissions to run this command\r\n" * commands)
+            await writer.drain()
+
+    server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        with_token = await serve(port)
+        looked_up = await with_token.get(PREFIX, headers={"Authorization": f"Bearer {TOKEN}"})
+        past_token = await serve(port, no_auth=True)
+        read = await past_token.get(PREFIX, params={"agent_id": "coder"})
+        tool = await past_token.post(
+            f"{PREFIX}/agent/tool",
+            json={"agent_id": "coder", "name": "memory", "args": {"action": "add", "content": "x"}},
+        )
+    for response in (looked_up, read):
+        assert response.status_code == 500, response.text
+        assert response.json() == {
+            "detail": "Redis refuses the gateway; an operator must fix its access"
+        }
+    assert (tool.json()["success"], tool.json()["retryable"]) == (False, False)
