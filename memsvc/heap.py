@@ -13,23 +13,39 @@ timing each collection through ``gc.callbacks``):
   across collections, so they are promoted and walked again as they age: in 24,000
   prefetch and add calls, 2,374 young, 215 middle and 19 full collections after
   start-up, about 1.2 s of the worker's time, full ones up to 44 ms each. With a young
-  collection every 50,000 allocations, an event's objects are freed by reference
-  counting before a collection sees them: one young collection ran in the same load.
-  Cyclic garbage waits up to 50,000 allocations before it is freed.
+  collection only once allocations outrun frees by 50,000, an event's objects are freed
+  by reference counting before a collection sees them: one young collection ran in the
+  same load.
+
+That count may then never be reached, and cyclic garbage (a failed event's traceback
+holds its frames, and they its payload, up to 1 MiB) would wait for it: so a thread
+of the process runs a full collection every :data:`FULL_COLLECTION_SECONDS`.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
+import time
 
-# allocations between young collections, young collections between middle ones,
-# middle collections between full ones
+# young collections: allocations beyond frees; middle ones: young ones; full ones: middle
+# ones (and CPython's own rule that a quarter of the old objects be new)
 SERVING_THRESHOLDS = (50_000, 20, 100)
+FULL_COLLECTION_SECONDS = 10.0
 
 
-def tune_collector() -> None:
-    """Collect once, freeze every object alive, collect less often: call it when
-    start-up is done."""
+def tune_collector(full_every: float = FULL_COLLECTION_SECONDS) -> None:
+    """Collect once, freeze every object alive, collect less often by count and every
+    ``full_every`` seconds in full: call it when start-up is done."""
     gc.collect()  # garbage frozen now could never be freed
     gc.freeze()
     gc.set_threshold(*SERVING_THRESHOLDS)
+    threading.Thread(
+        target=_collect_every, args=(full_every,), name="memsvc-gc", daemon=True
+    ).start()
+
+
+def _collect_every(seconds: float) -> None:
+    while True:
+        time.sleep(seconds)
+        gc.collect()

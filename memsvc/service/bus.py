@@ -5,7 +5,8 @@ one consumer group, so each event goes to one worker, and a worker that dies
 leaves its unacknowledged events pending for another to claim. A reply is
 ``RPUSH``ed onto the inbox list of the waiting client process, which has one
 blocked ``BLMPOP`` for all its calls: replies are pushed, never polled. The
-reply, the log record and the ack of an event are written by one script, all or none.
+reply, the log record and the ack of an event are written by one script: a Redis out of
+memory (or read-only) refuses all of it.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ return mine
 
 
 # Logs a finished event, parks it if it is dead, acknowledges and deletes it, and
-# replies (``KEYS[4]``, if given): all or nothing. The append is the script's first
-# write, where Redis checks ``maxmemory``: a Redis out of memory refuses the script
-# before it has done anything, so the event stays pending for another try rather than
-# acknowledged without its record, or dropped on its way to the dead list.
+# replies (``KEYS[4]``, if given). The append is the script's first write, where Redis
+# checks ``maxmemory`` (and a replica refuses writes): a Redis out of memory refuses the
+# script before it has done anything, so the event stays pending for another try rather
+# than acknowledged without its record, or dropped on its way to the dead list. (A key
+# of another type under memsvc's prefix would fail it midway: not a state Redis gets
+# into by itself.)
 _FINISH_SCRIPT = """
 local append = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*'}
 for i = 7, #ARGV do

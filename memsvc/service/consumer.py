@@ -61,6 +61,14 @@ CONVERSATION_TEXT: dict[type[Event], tuple[str, ...]] = {
     SearchEvent: ("query",),
 }
 
+# Requests that only read (or redo what the thread's next prefetch redoes): one delivered
+# again after its caller's deadline has passed is logged ``expired`` and not run. A
+# Redis that keeps refusing an event's last step (out of memory) would otherwise have
+# it run in full, recalls included, every ``claim_idle`` for nobody.
+ANSWER_ONLY = frozenset(
+    {"prefetch", "tool_schemas", "memory_read", "config_read", "status", "search", "explain"}
+)
+
 
 def consumer_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -95,7 +103,8 @@ class Consumer:
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish."""
-        await self._bus.join(self.name)
+        if not await self._joined():
+            return
         if self._stopping.is_set():  # stop() found nothing running, and may have left first
             await self._leave()
             return
@@ -161,6 +170,20 @@ class Consumer:
                 log.warning("consumer_handed_back", consumer=self.name, events=len(unfinished))
         await self._stop_heartbeats()
         await self._leave()
+
+    async def _joined(self) -> bool:
+        """Join the consumer group, waiting out a Redis that is away or refuses writes (out of
+        memory: even a group that exists is not joined then); False if stopped first."""
+        outage = Outage("consumer_join_failed", cap=5.0, consumer=self.name)
+        while not self._stopping.is_set():
+            try:
+                await self._bus.join(self.name)
+            except (RedisError, OSError) as exc:
+                await outage.wait(exc)
+                continue
+            outage.over()
+            return True
+        return False
 
     async def _leave(self) -> None:
         try:
@@ -267,6 +290,11 @@ class Consumer:
             thread_id=event.thread_id,
         )
         base = {"worker": self.name, "deliveries": delivery.deliveries}
+        if delivery.deliveries > 1 and _expired(event):
+            record = self._record(event, "expired", base)
+            finished = await self._finish(delivery, record, reply_to=None, reply=None)
+            telemetry.current().event_done(event.type, "expired" if finished else "taken_over", 0)
+            return
         try:
             # one thread's events run in the order they arrived: turn N+1 never overtakes N
             async with self._threads.turn(f"{event.user_id}/{event.agent_id}/{event.thread_id}"):
@@ -419,3 +447,8 @@ class Consumer:
             event=logged,
             detail=detail,
         )
+
+
+def _expired(event: Event) -> bool:
+    """A request only its caller wanted, whose caller stopped waiting (its deadline passed)."""
+    return event.type in ANSWER_ONLY and event.deadline is not None and event.deadline < time.time()

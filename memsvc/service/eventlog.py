@@ -60,7 +60,7 @@ class LogRecord:
     replay.
     """
 
-    outcome: str  # ok | refused | error | invalid | dead | queued
+    outcome: str  # ok | refused | expired | error | invalid | dead | queued
     type: str
     event_id: str
     user_id: str = ""

@@ -354,6 +354,35 @@ async def test_a_failing_event_is_retried_by_another_delivery_then_succeeds(
     assert entries[1].detail["deliveries"] == 2
 
 
+async def test_a_read_delivered_again_after_its_callers_deadline_is_logged_not_run(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody waits for its answer any more: running it again (recalls and all) is waste,
+    every ``claim_idle`` for as long as its last step keeps failing."""
+    runs: list[str] = []
+    original = EventHandlers.handle
+
+    async def flaky(self: EventHandlers, event: Any) -> Handled:
+        runs.append(event.type)
+        if runs.count(event.type) == 1:  # the first run of each type
+            raise ConnectionResetError("redis went away")
+        return await original(self, event)
+
+    monkeypatch.setattr(EventHandlers, "handle", flaky)
+    ctx = await service.client.prefetch("u1", "a1", "t1", deadline=0.05)
+    assert ctx.degraded
+    await until(lambda: _count(service, 2))
+    entries = await service.log()
+    assert [(e.outcome, e.detail["deliveries"]) for e in entries] == [("error", 1), ("expired", 2)]
+    assert runs == ["prefetch"]
+    # a write delivered again after its deadline is applied all the same
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD, deadline=0.05)
+    await until(lambda: _count(service, 4))
+    assert [e.outcome for e in await service.log()][2:] == ["error", "ok"]
+    assert result.get("pending") or result.get("success")
+    assert runs == ["prefetch", "memory_write", "memory_write"]
+
+
 async def test_an_event_that_keeps_failing_is_parked_and_answered(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

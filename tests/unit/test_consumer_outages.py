@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import fakeredis
+import pytest
+from redis.exceptions import OutOfMemoryError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
@@ -53,5 +55,57 @@ async def test_the_read_loop_backs_off_then_rejoins_a_redis_that_came_back_empty
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    await runtime.aclose()
+    await redis.aclose()
+
+
+async def test_a_worker_started_while_redis_refuses_writes_joins_once_it_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of memory, Redis refuses even joining a group that exists: the worker waits it
+    out rather than running on without ever reading an event."""
+    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+    consumer = Consumer(runtime, name="w1")
+    join = runtime.bus.join
+    refusals = [OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")] * 2
+
+    async def refusing(name: str) -> None:
+        if refusals:
+            raise refusals.pop()
+        await join(name)
+
+    monkeypatch.setattr(runtime.bus, "join", refusing)
+    add = {"action": "add", "target": "memory", "content": "a fact"}
+    with capture_logs() as logs:
+        task = asyncio.create_task(consumer.run())
+        async with MemoryClient(settings=settings, redis=redis) as mem:
+            result = await mem.call_tool("u1", "a1", "t1", "memory", add, deadline=30)
+        assert result["success"], result
+        joins = [e["failures"] for e in logs if e["event"] == "consumer_join_failed"]
+        assert joins == [1, 2]
+        await consumer.stop(1.0)
+        await task
+    await runtime.aclose()
+    await redis.aclose()
+
+
+async def test_a_worker_stopped_while_it_waits_to_join_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+    consumer = Consumer(runtime, name="w1")
+
+    async def refusing(name: str) -> None:
+        raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+
+    monkeypatch.setattr(runtime.bus, "join", refusing)
+    task = asyncio.create_task(consumer.run())
+    await asyncio.sleep(0.3)
+    await consumer.stop(1.0)
+    await asyncio.wait_for(task, timeout=30)
     await runtime.aclose()
     await redis.aclose()

@@ -14,11 +14,11 @@ from memsvc import cli
 from memsvc.service import worker
 
 
-def test_tuning_keeps_what_lives_frees_what_is_already_garbage_and_collects_less_often() -> None:
+def test_tuning_keeps_what_lives_frees_garbage_now_and_later_and_collects_less_often() -> None:
     # in a process of its own: a frozen test process would never free its objects
     script = textwrap.dedent(
         """
-        import gc, weakref
+        import gc, time, weakref
         from memsvc.heap import SERVING_THRESHOLDS, tune_collector
 
         class Node:
@@ -31,10 +31,22 @@ def test_tuning_keeps_what_lives_frees_what_is_already_garbage_and_collects_less
         weakref.finalize(cycle, freed.append, True)
         del cycle
         before = gc.get_freeze_count()
-        tune_collector()
+        tune_collector(full_every=0.2)
         assert freed == [True], "garbage alive at the freeze would leak for good"
         assert gc.get_freeze_count() > before
         assert gc.get_threshold() == SERVING_THRESHOLDS
+
+        # garbage made later, with too few allocations after it for a young collection:
+        # freed by the timed full collection
+        later = Node()
+        later.self = later
+        weakref.finalize(later, freed.append, "later")
+        del later
+        for _ in range(300):
+            if "later" in freed:
+                break
+            time.sleep(0.1)
+        assert freed == [True, "later"]
         assert kept is not None
         """
     )
@@ -54,13 +66,13 @@ def test_the_worker_tunes_its_collector_once_built_and_before_it_runs(
             steps.append("run")
 
     monkeypatch.setattr(worker, "ResilientWorker", Built)
-    monkeypatch.setattr(worker, "tune_collector", lambda: steps.append("freeze"))
+    monkeypatch.setattr(worker, "tune_collector", lambda: steps.append("tune"))
     try:
         worker.run(burst=True)
     finally:
         worker.asyncio.get_event_loop().close()
         worker.asyncio.set_event_loop(None)
-    assert steps == ["built", "freeze", "run"]
+    assert steps == ["built", "tune", "run"]
 
 
 @pytest.mark.usefixtures("restore_logging")
@@ -82,7 +94,7 @@ def test_serve_tunes_its_collector_once_the_app_is_built_and_before_it_serves(
         return app
 
     monkeypatch.setattr(gateway_app, "create_app", built)
-    monkeypatch.setattr(cli, "tune_collector", lambda: steps.append("freeze"))
+    monkeypatch.setattr(cli, "tune_collector", lambda: steps.append("tune"))
     monkeypatch.setattr(uvicorn, "run", lambda app, **_: steps.append("serve"))
     assert cli.main(["serve", "--port", "0"]) == cli.EXIT_OK
-    assert steps == ["built", "freeze", "serve"]
+    assert steps == ["built", "tune", "serve"]
