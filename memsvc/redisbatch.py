@@ -44,6 +44,7 @@ class CommandBatcher:
         self._pending: list[_Call] = []
         self._sending = TaskSet("shared pipelines")
         self._giving_back = TaskSet("abandoned results")
+        self._loading: dict[str, asyncio.Future[Any]] = {}  # script loads under way, by digest
 
     async def execute(
         self, queue: Queue, *, abandoned: Abandoned | None = None, checked: int | None = None
@@ -84,9 +85,20 @@ class CommandBatcher:
         try:
             answer, *_ = await self.execute(queue, checked=1)
         except NoScriptError:
-            await self._redis.script_load(script.script)
+            await self._load(script)
             answer, *_ = await self.execute(queue, checked=1)
         return answer
+
+    def _load(self, script: AsyncScript) -> asyncio.Future[Any]:
+        """One load of ``script`` for all the callers that found it missing: each sends again
+        as the load ends, in the order they were sent first, so in one pipeline and in that
+        order (one load apiece would end, and send them again, in any order)."""
+        loading = self._loading.get(script.sha)
+        if loading is None:
+            loading = asyncio.ensure_future(self._redis.script_load(script.script))
+            self._loading[script.sha] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(script.sha, None))
+        return loading
 
     def _send_pending(self) -> None:
         batch, self._pending = self._pending, []

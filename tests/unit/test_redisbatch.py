@@ -106,3 +106,24 @@ async def test_a_lost_connection_fails_every_caller_of_the_pipeline() -> None:
     await down.aclose()
 
     assert all(isinstance(outcome, RedisConnectionError) for outcome in outcomes), outcomes
+
+
+async def test_callers_that_find_their_script_missing_load_it_once_and_keep_their_order(
+    redis: Redis,
+) -> None:
+    """As after a Redis restart: a worker's events that finish together stay in order."""
+    batcher = CommandBatcher(redis)
+    append = redis.register_script("return redis.call('RPUSH', KEYS[1], ARGV[1])")
+    await redis.script_flush()
+    loads: list[str] = []
+    load = redis.script_load
+
+    async def counted_load(script: str) -> str:
+        loads.append(script)
+        return await load(script)
+
+    redis.script_load = counted_load  # type: ignore[method-assign]
+    answers = await asyncio.gather(*(batcher.script(append, ["order"], [n]) for n in range(20)))
+    assert answers == list(range(1, 21))
+    assert await redis.lrange("order", 0, -1) == [str(n).encode() for n in range(20)]
+    assert len(loads) == 1
