@@ -113,12 +113,17 @@ class EventBus:
         raw = encode(event)
 
         def queue(pipe: Pipeline) -> None:  # events published together share a round trip
-            if order is not None:
-                pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
+            if order is None:
+                pipe.xadd(self._keys.events, {EVENT_FIELD: raw})
+                return
+            # both or neither: a turn Redis refuses (out of memory, an ACL) takes no place
+            pipe.execute_command("MULTI")
+            pipe.rpush(order, event.id)  # its expiry is set by the worker that numbers it
             pipe.xadd(self._keys.events, {EVENT_FIELD: raw})
+            pipe.execute_command("EXEC")
 
-        *_, stream_id = await self._commands.execute(queue)
-        return _text(stream_id)
+        *_, answer = await self._commands.execute(queue)
+        return _text(answer if order is None else answer[-1])
 
     async def publish_raw(self, raw: bytes) -> str:
         """Append bytes as they are (tests of malformed events, replays of raw records)."""

@@ -356,3 +356,26 @@ async def test_an_event_is_acknowledged_only_with_its_record_its_parking_and_its
     assert json.loads(await redis.lpop(inbox)) == {"ok": True}
     assert json.loads(await redis.lpop(keys.dead_events))["stream_id"] == parked.stream_id
     await redis.aclose()
+
+
+async def test_a_turn_redis_refuses_takes_no_place_in_the_threads_turn_order(
+    redis_server: RedisServer, test_prefix: str, tmp_path: Path
+) -> None:
+    """Out of memory, a ``sync_turn`` is refused whole: were its place in the turn order
+    kept, the thread's next turn would get the number after it."""
+    redis = Redis.from_url(redis_server.url)
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data", key_prefix=test_prefix, redis_url=redis_server.url
+    )
+    order = Keys(test_prefix).turn_queue("u1", "a1", "t1")
+    async with MemoryClient(settings=settings) as mem:
+        await redis.config_set("maxmemory", "1")
+        try:
+            with pytest.raises(MemoryUnavailableError):
+                await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+            assert await redis.llen(order) == 0
+        finally:
+            await redis.config_set("maxmemory", "0")
+        kept = await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+    assert [item.decode() for item in await redis.lrange(order, 0, -1)] == [kept]
+    await redis.aclose()
