@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 from redis.exceptions import RedisError
 
-from memsvc.client import TOOL_MISCONFIGURED, MemoryClient
+from memsvc.client import MemoryClient, misconfigured
 from memsvc.config import ConfigLoader, shown
 from memsvc.errors import (
     InvalidInputError,
@@ -288,7 +288,7 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     _emit(result)
     if result.get("success"):
         return EXIT_OK
-    if result == TOOL_MISCONFIGURED:  # MEMSVC_REDIS_URL's credentials or rights: no retry helps
+    if misconfigured(result):  # MEMSVC_REDIS_URL's credentials or rights: no retry helps
         sys.stderr.write("memsvc: Redis refuses MEMSVC_REDIS_URL's user (the log says why)\n")
         return EXIT_BAD_INPUT
     sys.stderr.write(f"memsvc: {str(result.get('error', 'the tool failed')).splitlines()[0]}\n")

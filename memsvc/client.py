@@ -147,6 +147,13 @@ TOOL_MISCONFIGURED: dict[str, Any] = {
     "error": "Memory is not set up correctly (an operator must fix it). Nothing was saved. "
     "Continue with your reply.",
 }
+
+
+def misconfigured(result: dict[str, Any]) -> bool:
+    """Whether a tool result says Redis refuses the service (:data:`TOOL_MISCONFIGURED`)."""
+    return result == TOOL_MISCONFIGURED
+
+
 LOG_SCAN = 5000  # log records one page of a user's log looks through at most
 MAX_LOG_PAGE = 200
 # '+', a stream id (its parts are below 2**64) or a page token (see EventLog.user_page)

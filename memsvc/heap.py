@@ -18,34 +18,40 @@ timing each collection through ``gc.callbacks``):
   same load.
 
 That count may then never be reached, and cyclic garbage (a failed event's traceback
-holds its frames, and they its payload, up to 1 MiB) would wait for it: so a thread
-of the process runs a full collection every :data:`FULL_COLLECTION_SECONDS`.
+holds its frames, and they its payload, up to 1 MiB) would wait for it: so the
+process's event loop runs a full collection every :data:`FULL_COLLECTION_SECONDS`
+(:func:`collect_in_full`; on the loop, not in a thread of its own, because the
+finalizers of what it frees, a stream writer closing its transport, must run where
+their loop runs).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
-import threading
-import time
 
 # young collections: allocations beyond frees; middle ones: young ones; full ones: middle
 # ones (and CPython's own rule that a quarter of the old objects be new)
 SERVING_THRESHOLDS = (50_000, 20, 100)
 FULL_COLLECTION_SECONDS = 10.0
+_full_every: float | None = None  # set once the process is tuned
 
 
 def tune_collector(full_every: float = FULL_COLLECTION_SECONDS) -> None:
-    """Collect once, freeze every object alive, collect less often by count and every
-    ``full_every`` seconds in full: call it when start-up is done."""
+    """Collect once, freeze every object alive, collect less often by count: call it when
+    start-up is done, and run :func:`collect_in_full` on the process's loop."""
+    global _full_every
     gc.collect()  # garbage frozen now could never be freed
     gc.freeze()
     gc.set_threshold(*SERVING_THRESHOLDS)
-    threading.Thread(
-        target=_collect_every, args=(full_every,), name="memsvc-gc", daemon=True
-    ).start()
+    _full_every = full_every
 
 
-def _collect_every(seconds: float) -> None:
+async def collect_in_full() -> None:
+    """A full collection every ``full_every`` seconds of :func:`tune_collector`, for as long
+    as it runs; in a process that was not tuned (a test's, an agent's), nothing."""
+    if _full_every is None:
+        return
     while True:
-        time.sleep(seconds)
+        await asyncio.sleep(_full_every)
         gc.collect()

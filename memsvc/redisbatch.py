@@ -85,7 +85,7 @@ class CommandBatcher:
         try:
             answer, *_ = await self.execute(queue, checked=1)
         except NoScriptError:
-            await self._load(script)
+            await asyncio.shield(self._load(script))  # one caller cancelled cancels no load
             answer, *_ = await self.execute(queue, checked=1)
         return answer
 

@@ -72,6 +72,20 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
 )
 
 
+# How Redis words a lasting refusal that redis-py raises as a plain ``ResponseError``: a
+# key of another type, a command it does not know, and (inside a script) an ACL's refusal
+# or an unknown command, in Redis 7.0's words and 7.2's.
+_LASTING_WORDS = (
+    "WRONGTYPE",
+    "unknown command",
+    "unknown subcommand",
+    "The user executing the script can't run",
+    "ACL failure in script",
+    "Unknown Redis command called from script",
+)
+_PIPELINE_ERROR = "of pipeline caused error: "  # what redis-py puts before Redis' words
+
+
 def lasting_refusal(exc: BaseException) -> bool:
     """Whether Redis refused for a reason it will keep until an operator acts: credentials
     (``WRONGPASS``, ``NOAUTH``), an ACL (``NOPERM``), a key of another type
@@ -81,8 +95,8 @@ def lasting_refusal(exc: BaseException) -> bool:
         return True
     if type(exc) is not ResponseError:  # its subclasses name passing states
         return False
-    message = str(exc)
-    return message.startswith(("WRONGTYPE", "unknown command", "NOAUTH", "WRONGPASS", "NOPERM"))
+    said = str(exc).rpartition(_PIPELINE_ERROR)[2].lstrip("('\"")
+    return said.startswith(_LASTING_WORDS)
 
 
 class SentThenLost(ConnectionError):

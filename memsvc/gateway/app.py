@@ -45,6 +45,7 @@ from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Toke
 from memsvc.gateway.fastlane import FastLane, lane
 from memsvc.gateway.page import router as page_router
 from memsvc.gateway.statuses import detail_of, json_safe, status_of
+from memsvc.heap import collect_in_full
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
@@ -543,6 +544,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         metrics.install()
         async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(cancel_and_wait, asyncio.create_task(collect_in_full()))
             mem = client
             if mem is None:
                 mem = await stack.enter_async_context(MemoryClient(settings=settings))

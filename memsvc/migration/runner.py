@@ -41,8 +41,9 @@ import fakeredis
 import structlog
 
 from memsvc.builtin import replies
-from memsvc.client import SERVICE_ERROR, MemoryClient
+from memsvc.client import SERVICE_ERROR, MemoryClient, misconfigured
 from memsvc.errors import (
+    MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
     MemsvcError,
@@ -248,6 +249,8 @@ def _verdict(result: dict[str, Any]) -> tuple[str, str]:
     if result.get("success"):
         return (PRESENT if result.get("message") == replies.DUPLICATE else ADDED), ""
     error = str(result.get("error") or "refused")
+    if misconfigured(result):  # Redis refuses the service, not this entry: the file fails
+        raise MemoryMisconfiguredError(error.splitlines()[0])
     if result.get("pending") or result.get("retryable"):
         raise MemoryUnavailableError(f"a write was not confirmed: {error.splitlines()[0]}")
     if error.startswith(SERVICE_ERROR):  # the store failed, not the entry: the file fails

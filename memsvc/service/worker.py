@@ -25,7 +25,7 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
 from memsvc.config import ConfigError
-from memsvc.heap import tune_collector
+from memsvc.heap import collect_in_full, tune_collector
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, job_pool, serialise_job
 from memsvc.keys import Keys
@@ -75,6 +75,7 @@ async def startup(ctx: dict[str, Any]) -> None:
         ctx["metrics_task"] = asyncio.create_task(serve_for_worker(runtime.bus, host, port))
     consumer = Consumer(runtime)
     ctx.update(
+        collector_task=asyncio.create_task(collect_in_full()),
         runtime=runtime,
         dead_letters=runtime.dead_letters,
         event_log=runtime.log,
@@ -90,8 +91,9 @@ async def shutdown(ctx: dict[str, Any]) -> None:
     await consumer.stop(SHUTDOWN_GRACE_SECONDS)
     task: asyncio.Task[None] = ctx["consumer_task"]
     await cancel_and_wait(task)
-    if "metrics_task" in ctx:
-        await cancel_and_wait(ctx["metrics_task"])
+    for name in ("metrics_task", "collector_task"):
+        if name in ctx:
+            await cancel_and_wait(ctx[name])
     runtime: Runtime = ctx["runtime"]
     await runtime.aclose()
     await runtime.redis.aclose()

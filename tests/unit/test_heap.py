@@ -18,8 +18,8 @@ def test_tuning_keeps_what_lives_frees_garbage_now_and_later_and_collects_less_o
     # in a process of its own: a frozen test process would never free its objects
     script = textwrap.dedent(
         """
-        import gc, time, weakref
-        from memsvc.heap import SERVING_THRESHOLDS, tune_collector
+        import asyncio, gc, threading, weakref
+        from memsvc.heap import SERVING_THRESHOLDS, collect_in_full, tune_collector
 
         class Node:
             pass
@@ -36,18 +36,22 @@ def test_tuning_keeps_what_lives_frees_garbage_now_and_later_and_collects_less_o
         assert gc.get_freeze_count() > before
         assert gc.get_threshold() == SERVING_THRESHOLDS
 
-        # garbage made later, with too few allocations after it for a young collection:
-        # freed by the timed full collection
-        later = Node()
-        later.self = later
-        weakref.finalize(later, freed.append, "later")
-        del later
-        for _ in range(300):
-            if "later" in freed:
-                break
-            time.sleep(0.1)
-        assert freed == [True, "later"]
-        assert kept is not None
+        async def main():
+            collecting = asyncio.create_task(collect_in_full())
+            # garbage made later, with too few allocations after it for a young collection:
+            # freed by the timed full collection, on this loop
+            later = Node()
+            later.self = later
+            weakref.finalize(later, lambda: freed.append(threading.current_thread().name))
+            del later
+            for _ in range(300):
+                if len(freed) > 1:
+                    break
+                await asyncio.sleep(0.1)
+            collecting.cancel()
+
+        asyncio.run(main())
+        assert freed == [True, "MainThread"]
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.exceptions import NoPermissionError
 
 from memsvc.hindsight.banks import MIGRATION_TAG, migration_document_id, mirror_document_id
 from memsvc.hindsight.client import HindsightClient
@@ -477,6 +478,24 @@ async def test_a_store_that_cannot_write_fails_the_file_and_leaves_it(
     assert file.error is not None and "byte cap" in file.error
     assert file.backup is None and (home / "users/ada/memory.json").exists()
     assert "refused" not in {o.verdict for o in file.outcomes}
+
+
+async def test_a_redis_that_refuses_the_service_fails_the_file_and_leaves_it(
+    service: Service, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACL without a command memsvc uses is no verdict on the entries either."""
+
+    async def publish(*_: Any, **__: Any) -> str:
+        raise NoPermissionError("this user has no permissions to run the 'xadd' command")
+
+    monkeypatch.setattr(service.client.bus, "publish", publish)
+    write(home / "users/ada/memory.json", ADA)
+    report = await migrate(service, home)
+    assert report.failed and report.as_dict()["failed_users"] == ["ada"]
+    (file,) = report.users[0].files
+    assert file.error is not None and "not set up correctly" in file.error
+    assert file.backup is None and (home / "users/ada/memory.json").exists()
+    assert not file.outcomes
 
 
 async def test_a_file_deerflow_writes_during_the_run_is_left_for_the_next_one(

@@ -23,6 +23,7 @@ from redis.exceptions import (
     ConnectionError,
     InvalidResponse,
     NoPermissionError,
+    OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
     TimeoutError,
@@ -40,6 +41,7 @@ from memsvc.redisconn import (
     SentThenLost,
     connect,
     connection_pool,
+    lasting_refusal,
     noting_sends,
 )
 from memsvc.settings import ServiceSettings
@@ -423,3 +425,35 @@ async def test_an_outage_is_logged_at_its_1st_2nd_4th_8th_failure_and_when_it_is
         outage.over()
     assert [e.get("failures") for e in logs] == [1, 2, 4, 8, 16, 20]
     assert [e["event"] for e in logs] == ["redis_gone"] * 5 + ["redis_reachable_again"]
+
+
+# Redis 7.0.15's refusals as redis-py 5 raises them: alone, in a pipeline run with
+# raise_on_error, and from inside a script
+PIPELINE = "Command # 1 (LPUSH str 1) of pipeline caused error: "
+SCRIPT = " script: 307b291697c86bbe, on @user_script:1."
+
+
+@pytest.mark.parametrize(
+    ("error", "lasting"),
+    [
+        (AuthenticationError("invalid username-password pair or user is disabled."), True),
+        (NoPermissionError("this user has no permissions to run the 'xack' command"), True),
+        (ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"), True),
+        (ResponseError(PIPELINE + "('WRONGTYPE Operation against a key holding the',)"), True),
+        (ResponseError("unknown command 'BLMPOP', with args beginning with: "), True),
+        (ResponseError(PIPELINE + "(\"unknown command 'NOSUCHCMD', with args\",)"), True),
+        (ResponseError("unknown subcommand 'NOPE'. Try XINFO HELP."), True),
+        (ResponseError("The user executing the script can't run this command" + SCRIPT), True),
+        (ResponseError("Unknown Redis command called from script" + SCRIPT), True),
+        (ResponseError("WRONGTYPE Operation against a key holding the wrong kind" + SCRIPT), True),
+        (OutOfMemoryError("command not allowed when used memory > 'maxmemory'."), False),
+        (ReadOnlyError("You can't write against a read only replica."), False),
+        (BusyLoadingError("Redis is loading the dataset in memory"), False),
+        (ResponseError("MISCONF Redis is configured to save RDB snapshots"), False),
+        (ResponseError("BUSY Redis is busy running a script."), False),
+        (ResponseError("value is not an integer or out of range" + SCRIPT), False),
+        (ConnectionError("Connection refused"), False),
+    ],
+)
+def test_a_lasting_refusal_is_told_from_one_that_passes(error: Exception, lasting: bool) -> None:
+    assert lasting_refusal(error) is lasting
