@@ -221,6 +221,8 @@ class MemoryClient:
         self._keys = Keys(self._settings.key_prefix)
         self._inbox = self._keys.inbox(uuid.uuid4().hex)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # what Redis said when it last refused to let this client read its replies, for good
+        self._inbox_refused: RedisError | None = None
         self._listener: asyncio.Task[None] | None = None
         self._outbox: Outbox | None = None
         self._owns_redis = redis is None
@@ -798,6 +800,9 @@ class MemoryClient:
         still be delivered, and with ``keep`` it is published until it is: see
         :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it.
         """
+        if self._inbox_refused is not None:  # no reply could be read: nothing is sent
+            refusal = self._inbox_refused
+            raise MemoryMisconfiguredError(f"Redis refuses memsvc: {refusal}") from refusal
         loop = asyncio.get_running_loop()
         ends = loop.time() + seconds
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
@@ -831,8 +836,12 @@ class MemoryClient:
                 inbox = self._inbox
                 popped = await self._redis.blmpop(1, 1, inbox, direction="LEFT", count=100)  # type: ignore[arg-type,misc]
             except RedisError as exc:  # down, or refusing (an ACL, MISCONF): waited out alike
+                if lasting_refusal(exc) and self._inbox_refused is None:
+                    log.error("client_inbox_refused", error=str(exc))
+                self._inbox_refused = exc if lasting_refusal(exc) else None
                 await outage.wait(exc)
                 continue
+            self._inbox_refused = None
             outage.over()
             for raw in popped[1] if popped else ():
                 self._answer(raw)

@@ -36,11 +36,17 @@ except ImportError as missing:  # pragma: no cover - an install without the extr
         "MemoryHTTPClient needs httptools: pip install 'memsvc[http]'", name=missing.name
     ) from missing
 
-from memsvc.client import TOOL_UNAVAILABLE, PrefetchContext, invalid_tool_args
+from memsvc.client import (
+    TOOL_MISCONFIGURED,
+    TOOL_UNAVAILABLE,
+    PrefetchContext,
+    invalid_tool_args,
+)
 from memsvc.errors import (
     AuthenticationError,
     ClientStateError,
     InvalidInputError,
+    MemoryMisconfiguredError,
     MemsvcError,
     PermissionDeniedError,
 )
@@ -196,6 +202,8 @@ class MemoryHTTPClient:
             }
         except _CALLERS_MISTAKES:
             raise  # not the model's mistake nor an outage: never worth a retry
+        except MemoryMisconfiguredError:
+            return dict(TOOL_MISCONFIGURED)
         except MemsvcError:
             return dict(TOOL_UNAVAILABLE)
 

@@ -3,7 +3,8 @@
 Most specific first: an error takes the status of the first class it is an
 instance of. The client reads a status back as that class (a 422 whose detail
 is the memory tool's result as :class:`WriteRefusedError`, a 503 that says
-``pending`` as :class:`WritePendingError`).
+``pending`` as :class:`WritePendingError`, a 500 that says ``misconfigured`` as
+:class:`MemoryMisconfiguredError`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def detail_of(exc: MemsvcError) -> Any:
         return json_safe(exc.detail)
     if isinstance(exc, WritePendingError):
         return {"error": str(exc), "pending": True, "event_id": exc.event_id}
+    if isinstance(exc, MemoryMisconfiguredError):  # told from a 500 the gateway did not mean
+        return {"error": str(exc), "misconfigured": True}
     return json_safe(str(exc))
 
 
@@ -82,6 +85,8 @@ def error_of(status: int, detail: Any) -> MemsvcError:
         if isinstance(detail, dict) and detail.get("pending"):
             return WritePendingError(message, event_id=str(detail.get("event_id")))
         return MemoryUnavailableError(message)
+    if status == 500 and isinstance(detail, dict) and detail.get("misconfigured"):
+        return MemoryMisconfiguredError(message)
     for cls, code in STATUSES:
         if code == status and issubclass(cls, RequestRefusedError):
             return cls(message, detail=detail)

@@ -165,6 +165,44 @@ async def test_prefetch_when_redis_refuses_for_good_is_degraded_and_says_why(
     assert ctx.skipped["service"].startswith("Redis refuses memsvc")
 
 
+async def test_a_client_redis_refuses_its_replies_for_good_sends_no_request(
+    settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACL without BLMPOP: a request sent could never hear its answer (a write would be
+    answered pending, applied or not), so none is sent, and none is said to be saved."""
+    redis = fakeredis.aioredis.FakeRedis()
+
+    async def refused(*_: Any, **__: Any) -> Any:
+        raise NoPermissionError("this user has no permissions to run the 'blmpop' command")
+
+    monkeypatch.setattr(redis, "blmpop", refused)
+    published: list[Any] = []
+    with capture_logs() as logs:
+        async with MemoryClient(settings=settings, redis=redis) as mem:
+            publish = mem.bus.publish
+
+            async def counted(event: Any, **kwargs: Any) -> str:
+                published.append(event)
+                return await publish(event, **kwargs)
+
+            monkeypatch.setattr(mem.bus, "publish", counted)
+
+            async def refusal_heard() -> bool:
+                return any(e["event"] == "client_inbox_refused" for e in logs)
+
+            await until(refusal_heard)
+            add = {"action": "add", "target": "memory", "content": "a fact"}
+            result = await mem.call_tool("u1", "a1", "t1", "memory", add)
+            with pytest.raises(MemoryMisconfiguredError):
+                await mem.tool_schemas("u1", "a1")
+            ctx = await mem.prefetch("u1", "a1", "t1", deadline=0.5)
+            await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+    assert (result["success"], result["retryable"]) == (False, False)
+    assert ctx.degraded and ctx.skipped["service"].startswith("Redis refuses memsvc")
+    assert [event.type for event in published] == ["sync_turn"]  # it waits for no reply
+    await redis.aclose()
+
+
 async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it_is_back(
     settings: ServiceSettings,
 ) -> None:

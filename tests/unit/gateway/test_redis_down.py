@@ -18,8 +18,9 @@ import pytest
 from fastapi import FastAPI
 
 from memsvc.client import MemoryClient
-from memsvc.errors import MemoryUnavailableError
+from memsvc.errors import MemoryMisconfiguredError, MemoryUnavailableError
 from memsvc.gateway.app import PREFIX, create_app, router
+from memsvc.gateway.statuses import error_of
 from memsvc.settings import ServiceSettings
 from tests.conftest import free_port
 from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
@@ -132,7 +133,10 @@ async def test_a_redis_that_refuses_the_gateways_user_is_500_in_words_of_our_own
     """An ACL that leaves out what memsvc needs: no retry helps, so no 503, and the answer
     names neither the Redis user nor its rights."""
 
+    connections: list[asyncio.StreamWriter] = []
+
     async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
         while data := await reader.read(65536):
             commands = data.count(b"\r\n*") + data.startswith(b"*")
             writer.write(b"-NOPERM User svc has no permissions to run this command\r\n" * commands)
@@ -140,18 +144,27 @@ async def test_a_redis_that_refuses_the_gateways_user_is_500_in_words_of_our_own
 
     server = await asyncio.start_server(refuse, "127.0.0.1", 0)
     async with server:
-        port = server.sockets[0].getsockname()[1]
-        with_token = await serve(port)
-        looked_up = await with_token.get(PREFIX, headers={"Authorization": f"Bearer {TOKEN}"})
-        past_token = await serve(port, no_auth=True)
-        read = await past_token.get(PREFIX, params={"agent_id": "coder"})
-        tool = await past_token.post(
-            f"{PREFIX}/agent/tool",
-            json={"agent_id": "coder", "name": "memory", "args": {"action": "add", "content": "x"}},
-        )
+        try:
+            port = server.sockets[0].getsockname()[1]
+            with_token = await serve(port)
+            looked_up = await with_token.get(PREFIX, headers={"Authorization": f"Bearer {TOKEN}"})
+            past_token = await serve(port, no_auth=True)
+            read = await past_token.get(PREFIX, params={"agent_id": "coder"})
+            args = {"action": "add", "content": "x"}
+            tool = await past_token.post(
+                f"{PREFIX}/agent/tool", json={"agent_id": "coder", "name": "memory", "args": args}
+            )
+        finally:  # the gateways' connections, before this loop closes
+            for writer in connections:
+                writer.close()
     for response in (looked_up, read):
         assert response.status_code == 500, response.text
         assert response.json() == {
-            "detail": "Redis refuses the gateway; an operator must fix its access"
+            "detail": {
+                "error": "Redis refuses the gateway; an operator must fix its access",
+                "misconfigured": True,
+            }
         }
+        error = error_of(response.status_code, response.json()["detail"])  # as its client reads
+        assert isinstance(error, MemoryMisconfiguredError) and not error.retryable
     assert (tool.json()["success"], tool.json()["retryable"]) == (False, False)
