@@ -29,7 +29,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from memsvc import telemetry
-from memsvc.errors import is_retryable
+from memsvc.errors import MemoryMisconfiguredError, is_retryable
 from memsvc.events import (
     EntryEditEvent,
     Event,
@@ -40,7 +40,7 @@ from memsvc.events import (
     SyncTurnEvent,
     decode,
 )
-from memsvc.redisconn import Outage, cancel_and_wait
+from memsvc.redisconn import Outage, cancel_and_wait, lasting_refusal
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
@@ -100,9 +100,12 @@ class Consumer:
         self._not_reading.set()
         self._read: asyncio.Future[list[Delivery]] | None = None
         self._beating: asyncio.Task[None] | None = None
+        self._refusal: Exception | None = None  # an event's last step refused for good
 
     async def run(self) -> None:
-        """Consume until :meth:`stop`; then hand back what could not finish."""
+        """Consume until :meth:`stop`; then hand back what could not finish. Raises
+        :class:`~memsvc.errors.MemoryMisconfiguredError` when Redis refuses this worker for
+        good."""
         if not await self._joined():
             return
         if self._stopping.is_set():  # stop() found nothing running, and may have left first
@@ -130,6 +133,7 @@ class Consumer:
                         break  # stop() cut the blocked read short; anything it got stays pending
                     raise
                 except (RedisError, OSError) as exc:
+                    self._refused_for_good(exc)
                     if "NOGROUP" in str(exc):  # Redis is back without the stream (empty, flushed)
                         with contextlib.suppress(RedisError, OSError):
                             await self._bus.join(self.name)
@@ -140,6 +144,8 @@ class Consumer:
                 outage.over()
                 if self._stopping.is_set():
                     break  # read while stopping: left pending, another worker claims them
+                if self._refusal is not None:  # an event's last step: no other's can work
+                    self._refused_for_good(self._refusal)  # what was read stays pending
                 for delivery in deliveries:
                     self._start(delivery)
         finally:
@@ -179,6 +185,7 @@ class Consumer:
             try:
                 await self._bus.join(self.name)
             except (RedisError, OSError) as exc:
+                self._refused_for_good(exc)
                 await outage.wait(exc)
                 continue
             outage.over()
@@ -194,6 +201,8 @@ class Consumer:
     def _start(self, delivery: Delivery) -> None:
         if delivery.stream_id in self._inflight:
             return  # claimed back while our own run of it is still going
+        if self._refusal is not None:
+            return  # no event can finish here: it stays pending for a worker Redis lets
         context, ended = event_started()  # its file jobs know it runs from now
         task = asyncio.create_task(self._guarded(delivery), context=context)
         self._inflight[delivery.stream_id] = task
@@ -215,6 +224,15 @@ class Consumer:
                 raise
             except Exception as exc:  # Redis gone mid-finish: the event stays pending
                 log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
+                if lasting_refusal(exc):
+                    self._refusal = exc
+
+    def _refused_for_good(self, exc: BaseException) -> None:
+        """End the run on a refusal no wait fixes (an ACL, a key of another type): a worker
+        that cannot join, read or finish any event should exit and say why, not retry for
+        ever (a finish refused midway, after its log record, would add one every retry)."""
+        if lasting_refusal(exc):
+            raise MemoryMisconfiguredError(f"Redis refuses this worker: {exc}") from exc
 
     async def _heartbeats(self) -> None:
         while True:

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import os
+import signal
 from typing import Any, ClassVar
 
+import structlog
 from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
@@ -43,6 +46,8 @@ from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 from memsvc.store.filejobs import FILE_JOBS
+
+log = structlog.get_logger(__name__)
 
 SETTINGS = ServiceSettings()
 POLICY = RetryPolicy.of(SETTINGS)
@@ -74,14 +79,25 @@ async def startup(ctx: dict[str, Any]) -> None:
         host, port = ctx["metrics"]
         ctx["metrics_task"] = asyncio.create_task(serve_for_worker(runtime.bus, host, port))
     consumer = Consumer(runtime)
+    consuming = asyncio.create_task(consumer.run())
+    consuming.add_done_callback(_exit_if_refused)
     ctx.update(
         collector_task=asyncio.create_task(collect_in_full()),
         runtime=runtime,
         dead_letters=runtime.dead_letters,
         event_log=runtime.log,
         consumer=consumer,
-        consumer_task=asyncio.create_task(consumer.run()),
+        consumer_task=consuming,
     )
+
+
+def _exit_if_refused(consuming: asyncio.Task[None]) -> None:
+    """A consumer that Redis refuses for good ends the process (SIGTERM: arq shuts down as
+    for any stop), which ``run`` then reports: not a worker that runs jobs and no event."""
+    if consuming.cancelled() or consuming.exception() is None:
+        return
+    log.critical("worker_misconfigured", error=str(consuming.exception()))
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
@@ -179,6 +195,11 @@ def run(*, burst: bool = False, metrics: tuple[str, int] | None = None) -> None:
     )
     tune_collector()
     worker.run()
+    consuming: asyncio.Task[None] | None = worker.ctx.get("consumer_task")
+    if consuming is not None and consuming.done() and not consuming.cancelled():
+        refused = consuming.exception()
+        if refused is not None:
+            raise refused
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -378,4 +380,36 @@ async def test_a_turn_redis_refuses_takes_no_place_in_the_threads_turn_order(
             await redis.config_set("maxmemory", "0")
         kept = await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
     assert [item.decode() for item in await redis.lrange(order, 0, -1)] == [kept]
+    await redis.aclose()
+
+
+async def test_a_worker_whose_user_may_not_acknowledge_exits_2_and_logs_the_event_once(
+    redis_server: RedisServer, test_prefix: str, tmp_path: Path
+) -> None:
+    """An ACL without XACK: the finish fails after the event's log record. A worker that
+    retried it would add one record every ``claim_idle``; this one stops and says why."""
+    redis = Redis.from_url(redis_server.url)
+    await redis.execute_command(
+        "ACL", "SETUSER", "noxack", "on", ">pw", "~*", "&*", "+@all", "-xack"
+    )
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data", key_prefix=test_prefix, redis_url=redis_server.url
+    )
+    async with MemoryClient(settings=settings) as mem:
+        await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+    env = {
+        **os.environ,
+        "MEMSVC_REDIS_URL": f"redis://noxack:pw@127.0.0.1:{redis_server.port}/0",
+        "MEMSVC_KEY_PREFIX": test_prefix,
+        "MEMSVC_DATA_DIR": str(tmp_path / "data"),
+        "MEMSVC_CLAIM_IDLE_SECONDS": "1",
+    }
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "memsvc.cli", "worker", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(worker.communicate(), timeout=120)
+    assert worker.returncode == 2, err.decode()[-2000:]
+    assert "Redis refuses MEMSVC_REDIS_URL's user" in err.decode()
+    await asyncio.sleep(3)  # three claim_idles: no worker adds another record
+    assert await redis.xlen(Keys(test_prefix).log) == 1
     await redis.aclose()

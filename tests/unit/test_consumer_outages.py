@@ -9,10 +9,11 @@ from typing import Any
 
 import fakeredis
 import pytest
-from redis.exceptions import OutOfMemoryError
+from redis.exceptions import NoPermissionError, OutOfMemoryError, ResponseError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
+from memsvc.errors import MemoryMisconfiguredError
 from memsvc.service.consumer import Consumer
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
@@ -107,5 +108,57 @@ async def test_a_worker_stopped_while_it_waits_to_join_ends(
     await asyncio.sleep(0.3)
     await consumer.stop(1.0)
     await asyncio.wait_for(task, timeout=30)
+    await runtime.aclose()
+    await redis.aclose()
+
+
+async def test_a_worker_redis_refuses_for_good_ends_its_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACL without XREADGROUP (or a join it refuses): no wait fixes it, so the run ends
+    with the error rather than retrying for ever."""
+    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+
+    async def refusing(*_: Any, **__: Any) -> Any:
+        raise NoPermissionError("this user has no permissions to run the 'xreadgroup' command")
+
+    monkeypatch.setattr(runtime.bus, "read", refusing)
+    with pytest.raises(MemoryMisconfiguredError, match="xreadgroup"):
+        await asyncio.wait_for(Consumer(runtime, name="w1").run(), timeout=30)
+    monkeypatch.setattr(runtime.bus, "join", refusing)
+    with pytest.raises(MemoryMisconfiguredError):
+        await asyncio.wait_for(Consumer(runtime, name="w2").run(), timeout=30)
+    await runtime.aclose()
+    await redis.aclose()
+
+
+async def test_a_worker_whose_finish_redis_refuses_for_good_stops_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACL without XACK fails an event's last step after its log record: retrying it
+    would add a record every ``claim_idle``, and every other event would fail alike."""
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data", key_prefix="svc", redis_url=None, claim_idle_seconds=0.3
+    )
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+    finishes: list[str] = []
+
+    async def refusing(delivery: Any, *_: Any, **__: Any) -> None:
+        finishes.append(delivery.stream_id)
+        raise ResponseError("The user executing the script can't run this command or subcommand")
+
+    monkeypatch.setattr(runtime.bus, "finish", refusing)
+    consumer = Consumer(runtime, name="w1")
+    task = asyncio.create_task(consumer.run())
+    async with MemoryClient(settings=settings, redis=redis) as mem:
+        await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
+        with pytest.raises(MemoryMisconfiguredError):
+            await asyncio.wait_for(task, timeout=30)
+    await asyncio.sleep(1.0)  # three claim_idles: nothing claims it again
+    assert len(finishes) == 1
+    await consumer.stop(1.0)
     await runtime.aclose()
     await redis.aclose()

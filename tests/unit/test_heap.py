@@ -63,6 +63,8 @@ def test_the_worker_tunes_its_collector_once_built_and_before_it_runs(
     steps: list[str] = []
 
     class Built:  # arq's worker would install signal handlers in this process
+        ctx: dict[str, Any] = {}  # noqa: RUF012 - arq's, as a test double
+
         def __init__(self, **_: Any) -> None:
             steps.append("built")
 
