@@ -39,6 +39,7 @@ from redis.exceptions import (
     AuthorizationError,
     BusyLoadingError,
     ConnectionError,
+    ExecAbortError,
     NoPermissionError,
     OutOfMemoryError,
     ReadOnlyError,
@@ -72,31 +73,44 @@ REDIS_DOWN: tuple[type[Exception], ...] = (
 )
 
 
-# How Redis words a lasting refusal that redis-py raises as a plain ``ResponseError``: a
-# key of another type, a command it does not know, and (inside a script) an ACL's refusal
-# or an unknown command, in Redis 7.0's words and 7.2's.
-_LASTING_WORDS = (
-    "WRONGTYPE",
+# How Redis words a refusal of the connection's user or server that redis-py raises as
+# a plain ``ResponseError``: a command it does not know, and (inside a script) an ACL's
+# refusal of a command or key, or an unknown command, in Redis 7.0's words and 7.2's.
+_REFUSED_WORDS = (
     "unknown command",
     "unknown subcommand",
-    "The user executing the script can't run",
+    "The user executing the script can't",
     "ACL failure in script",
     "Unknown Redis command called from script",
+    "NOPERM",  # a transaction's command, once its EXECABORT is unwrapped
 )
 _PIPELINE_ERROR = "of pipeline caused error: "  # what redis-py puts before Redis' words
+_DISCARDED = "Transaction discarded because of: "  # EXECABORT, before the command's error
 
 
 def lasting_refusal(exc: BaseException) -> bool:
-    """Whether Redis refused for a reason it will keep until an operator acts: credentials
-    (``WRONGPASS``, ``NOAUTH``), an ACL (``NOPERM``), a key of another type
-    (``WRONGTYPE``), a command the server does not know. Other refusals (``OOM``,
-    ``READONLY``, ``LOADING``, ``BUSY``, ``MISCONF``) pass."""
+    """Whether Redis refused for a reason it will keep until an operator acts: the user
+    (see :func:`refused_user`) or a key of another type (``WRONGTYPE``). Other refusals
+    (``OOM``, ``READONLY``, ``LOADING``, ``BUSY``, ``MISCONF``) pass."""
+    return refused_user(exc) or _said(exc).startswith("WRONGTYPE")
+
+
+def refused_user(exc: BaseException) -> bool:
+    """Whether Redis refused the connection's user or server, whatever the key: credentials
+    (``WRONGPASS``, ``NOAUTH``), an ACL (``NOPERM``), a command the server does not know."""
     if isinstance(exc, AuthenticationError | AuthorizationError | NoPermissionError):
         return True
-    if type(exc) is not ResponseError:  # its subclasses name passing states
-        return False
-    said = str(exc).rpartition(_PIPELINE_ERROR)[2].lstrip("('\"")
-    return said.startswith(_LASTING_WORDS)
+    return _said(exc).startswith(_REFUSED_WORDS)
+
+
+def _said(exc: BaseException) -> str:
+    """Redis' own words in a plain ``ResponseError`` or an ``EXECABORT`` (its subclasses
+    name passing states), else nothing."""
+    if isinstance(exc, ExecAbortError):
+        return str(exc).partition(_DISCARDED)[2]
+    if type(exc) is not ResponseError:
+        return ""
+    return str(exc).rpartition(_PIPELINE_ERROR)[2].lstrip("('\"")
 
 
 class SentThenLost(ConnectionError):

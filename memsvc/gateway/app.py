@@ -62,7 +62,8 @@ AGENT_LANES = ("prefetch", "queue-prefetch", "tool", "sync-turn", "session-switc
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error statuses a route may answer, for its OpenAPI entry."""
-    always = (400, 401, 403, 422, 503)  # 400: a body that is not UTF-8 (not JSON: 422)
+    # 400: a body that is not UTF-8 (not JSON: 422); 500: Redis refuses the gateway's user
+    always = (400, 401, 403, 422, 500, 503)
     return {code: {"model": models.Error} for code in sorted({*always, *codes})}
 
 

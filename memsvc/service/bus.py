@@ -69,9 +69,9 @@ if ARGV[4] ~= '' then
 end
 redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
 redis.call('XDEL', KEYS[2], ARGV[3])
-if KEYS[4] then
-  redis.call('RPUSH', KEYS[4], ARGV[5])
-  redis.call('EXPIRE', KEYS[4], ARGV[6])
+if KEYS[4] then  -- the caller's to read: a key of another type there fails no event
+  redis.pcall('RPUSH', KEYS[4], ARGV[5])
+  redis.pcall('EXPIRE', KEYS[4], ARGV[6])
 end
 return 1
 """
@@ -123,7 +123,14 @@ class EventBus:
             pipe.execute_command("EXEC")
 
         *_, answer = await self._commands.execute(queue)
-        return _text(answer if order is None else answer[-1])
+        if order is None:
+            return _text(answer)
+        # a command that failed as EXEC ran it is an item of EXEC's answer (and its
+        # neighbour was done: Redis does not roll back)
+        failed = next((item for item in answer if isinstance(item, Exception)), None)
+        if failed is not None:
+            raise failed
+        return _text(answer[-1])
 
     async def publish_raw(self, raw: bytes) -> str:
         """Append bytes as they are (tests of malformed events, replays of raw records)."""

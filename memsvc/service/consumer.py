@@ -40,7 +40,7 @@ from memsvc.events import (
     SyncTurnEvent,
     decode,
 )
-from memsvc.redisconn import Outage, cancel_and_wait, lasting_refusal
+from memsvc.redisconn import Outage, cancel_and_wait, refused_user
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
@@ -79,9 +79,15 @@ class Consumer:
     being claimed.
     """
 
-    def __init__(self, runtime: Runtime, *, name: str | None = None) -> None:
+    def __init__(
+        self, runtime: Runtime, *, name: str | None = None, exit_when_refused: bool = False
+    ) -> None:
+        """``exit_when_refused``: end :meth:`run` when Redis refuses this worker's user (a
+        worker process, which then exits); else such a refusal is logged and waited out
+        like an outage (an in-process worker, whose callers are told by their own calls)."""
         settings = runtime.settings
         self._rt = runtime
+        self._exit_when_refused = exit_when_refused
         self._bus = runtime.bus
         self._handlers = EventHandlers(runtime)
         self.name = name or consumer_name()
@@ -104,8 +110,8 @@ class Consumer:
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish. Raises
-        :class:`~memsvc.errors.MemoryMisconfiguredError` when Redis refuses this worker for
-        good."""
+        :class:`~memsvc.errors.MemoryMisconfiguredError` when Redis refuses this worker's
+        user and ``exit_when_refused``."""
         if not await self._joined():
             return
         if self._stopping.is_set():  # stop() found nothing running, and may have left first
@@ -224,14 +230,15 @@ class Consumer:
                 raise
             except Exception as exc:  # Redis gone mid-finish: the event stays pending
                 log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
-                if lasting_refusal(exc):
+                if self._exit_when_refused and refused_user(exc):
                     self._refusal = exc
 
     def _refused_for_good(self, exc: BaseException) -> None:
-        """End the run on a refusal no wait fixes (an ACL, a key of another type): a worker
-        that cannot join, read or finish any event should exit and say why, not retry for
-        ever (a finish refused midway, after its log record, would add one every retry)."""
-        if lasting_refusal(exc):
+        """End the run when Redis refuses this worker's user (an ACL, credentials, a command
+        it lacks), if asked to: a worker that cannot join, read or finish any event should
+        exit and say why, not retry for ever (a finish refused midway, after its log
+        record, would add one every retry). A key of another type is one event's matter."""
+        if self._exit_when_refused and refused_user(exc):
             raise MemoryMisconfiguredError(f"Redis refuses this worker: {exc}") from exc
 
     async def _heartbeats(self) -> None:

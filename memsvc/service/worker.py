@@ -28,6 +28,7 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func, get_kwargs
 
 from memsvc.config import ConfigError
+from memsvc.errors import MemoryMisconfiguredError
 from memsvc.heap import collect_in_full, tune_collector
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.queue import ArqJobs, RetryPolicy, deserialise_job, job_pool, serialise_job
@@ -78,7 +79,7 @@ async def startup(ctx: dict[str, Any]) -> None:
 
         host, port = ctx["metrics"]
         ctx["metrics_task"] = asyncio.create_task(serve_for_worker(runtime.bus, host, port))
-    consumer = Consumer(runtime)
+    consumer = Consumer(runtime, exit_when_refused=True)
     consuming = asyncio.create_task(consumer.run())
     consuming.add_done_callback(_exit_if_refused)
     ctx.update(
@@ -92,11 +93,15 @@ async def startup(ctx: dict[str, Any]) -> None:
 
 
 def _exit_if_refused(consuming: asyncio.Task[None]) -> None:
-    """A consumer that Redis refuses for good ends the process (SIGTERM: arq shuts down as
-    for any stop), which ``run`` then reports: not a worker that runs jobs and no event."""
-    if consuming.cancelled() or consuming.exception() is None:
+    """A consumer that ended on its own (Redis refuses this worker's user, or a fault) ends
+    the process (SIGTERM: arq shuts down as for any stop), which ``run`` then reports: not
+    a worker that runs jobs and reads no event."""
+    if consuming.cancelled() or (ended := consuming.exception()) is None:
         return
-    log.critical("worker_misconfigured", error=str(consuming.exception()))
+    if isinstance(ended, MemoryMisconfiguredError):
+        log.critical("worker_misconfigured", error=str(ended))
+    else:
+        log.critical("consumer_failed", error=repr(ended))
     os.kill(os.getpid(), signal.SIGTERM)
 
 

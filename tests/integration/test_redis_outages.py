@@ -18,10 +18,11 @@ import pytest
 from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
-from redis.exceptions import OutOfMemoryError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
+from memsvc.events import SyncTurnEvent, SyncTurnPayload, stamp
 from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
@@ -412,4 +413,38 @@ async def test_a_worker_whose_user_may_not_acknowledge_exits_2_and_logs_the_even
     assert "Redis refuses MEMSVC_REDIS_URL's user" in err.decode()
     await asyncio.sleep(3)  # three claim_idles: no worker adds another record
     assert await redis.xlen(Keys(test_prefix).log) == 1
+    await redis.aclose()
+
+
+async def test_keys_of_another_type_fail_the_publish_that_met_them_and_no_finish(
+    redis_server: RedisServer, test_prefix: str
+) -> None:
+    """A turn whose event Redis refuses (its stream is a string) says so, though Redis ran
+    the rest of the transaction; a reply to an inbox that is a string fails no event."""
+    redis = Redis.from_url(redis_server.url)
+    keys = Keys(test_prefix)
+    bus = EventBus(redis, keys, EventLog(redis, keys))
+    await redis.set(keys.events, "not a stream")
+    order = keys.turn_queue("u1", "a1", "t1")
+    event = SyncTurnEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=SyncTurnPayload(user_content="q", assistant_content="a"),
+    )
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        await bus.publish(event, order=order)
+    await redis.delete(keys.events, order)
+
+    await bus.join("w1")
+    await bus.publish_raw(b"{}")
+    (delivery,) = await bus.read("w1", count=1, block_ms=100)
+    inbox = keys.inbox("c1")
+    await redis.set(inbox, "not a list")
+    await bus.finish(
+        delivery, LogRecord("ok", "prefetch", delivery.stream_id), reply_to=inbox, reply={}
+    )
+    assert (await redis.xpending(keys.events, keys.workers_group))["pending"] == 0
+    assert await redis.xlen(keys.log) == 1
     await redis.aclose()

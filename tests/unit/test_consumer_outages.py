@@ -126,10 +126,10 @@ async def test_a_worker_redis_refuses_for_good_ends_its_run_and_says_why(
 
     monkeypatch.setattr(runtime.bus, "read", refusing)
     with pytest.raises(MemoryMisconfiguredError, match="xreadgroup"):
-        await asyncio.wait_for(Consumer(runtime, name="w1").run(), timeout=30)
+        await asyncio.wait_for(Consumer(runtime, name="w1", exit_when_refused=True).run(), 30)
     monkeypatch.setattr(runtime.bus, "join", refusing)
     with pytest.raises(MemoryMisconfiguredError):
-        await asyncio.wait_for(Consumer(runtime, name="w2").run(), timeout=30)
+        await asyncio.wait_for(Consumer(runtime, name="w2", exit_when_refused=True).run(), 30)
     await runtime.aclose()
     await redis.aclose()
 
@@ -151,7 +151,7 @@ async def test_a_worker_whose_finish_redis_refuses_for_good_stops_reading(
         raise ResponseError("The user executing the script can't run this command or subcommand")
 
     monkeypatch.setattr(runtime.bus, "finish", refusing)
-    consumer = Consumer(runtime, name="w1")
+    consumer = Consumer(runtime, name="w1", exit_when_refused=True)
     task = asyncio.create_task(consumer.run())
     async with MemoryClient(settings=settings, redis=redis) as mem:
         await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
