@@ -836,9 +836,10 @@ class MemoryClient:
                 inbox = self._inbox
                 popped = await self._redis.blmpop(1, 1, inbox, direction="LEFT", count=100)  # type: ignore[arg-type,misc]
             except RedisError as exc:  # down, or refusing (an ACL, MISCONF): waited out alike
-                if lasting_refusal(exc) and self._inbox_refused is None:
+                refused = lasting_refusal(exc)
+                if refused and self._inbox_refused is None:
                     log.error("client_inbox_refused", error=str(exc))
-                self._inbox_refused = exc if lasting_refusal(exc) else None
+                self._inbox_refused = exc if refused else None
                 await outage.wait(exc)
                 continue
             self._inbox_refused = None

@@ -133,8 +133,7 @@ class CommandBatcher:
                 if call.abandoned is not None:
                     self._giving_back.spawn(call.abandoned(own))
                 continue
-            looked_at = own if call.checked is None else own[: call.checked]
-            error = next((item for item in looked_at if isinstance(item, Exception)), None)
+            error = _first_error(own if call.checked is None else own[: call.checked])
             if error is not None:
                 call.result.set_exception(error)
             else:
@@ -147,6 +146,17 @@ class _Call:
     result: asyncio.Future[list[Any]]
     abandoned: Abandoned | None
     checked: int | None = None
+
+
+def _first_error(results: list[Any]) -> Exception | None:
+    """The first error among a caller's results, those of a transaction's commands included
+    (EXEC answers with each command's, and Redis does not roll back the others)."""
+    for item in results:
+        if isinstance(item, Exception):
+            return item
+        if isinstance(item, list) and (inner := _first_error(item)) is not None:
+            return inner
+    return None
 
 
 def _cut_short(exc: BaseException) -> Exception:

@@ -123,14 +123,7 @@ class EventBus:
             pipe.execute_command("EXEC")
 
         *_, answer = await self._commands.execute(queue)
-        if order is None:
-            return _text(answer)
-        # a command that failed as EXEC ran it is an item of EXEC's answer (and its
-        # neighbour was done: Redis does not roll back)
-        failed = next((item for item in answer if isinstance(item, Exception)), None)
-        if failed is not None:
-            raise failed
-        return _text(answer[-1])
+        return _text(answer if order is None else answer[-1])
 
     async def publish_raw(self, raw: bytes) -> str:
         """Append bytes as they are (tests of malformed events, replays of raw records)."""
@@ -148,10 +141,11 @@ class EventBus:
     async def join(self, consumer: str) -> None:
         """Register ``consumer`` now: operators (and tests) see a worker before its first event.
 
-        The finish script is loaded here, not on first use: events that finish together
-        and find it missing are sent again one by one, in no set order, and their records
-        would be out of order in the log (as after a Redis restart; replay puts each
-        file's writes back in the order they were applied).
+        The finish script is loaded here, not on first use: events that find it missing
+        are sent again once it is loaded, each pipeline's in its order, but events of
+        several pipelines may pass one another and their records come out of order in the
+        log (as after a Redis restart; replay puts each file's writes back in the order
+        they were applied).
         """
         await self._redis.script_load(_FINISH_SCRIPT)
         await self.ensure_group()

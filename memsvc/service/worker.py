@@ -81,7 +81,7 @@ async def startup(ctx: dict[str, Any]) -> None:
         ctx["metrics_task"] = asyncio.create_task(serve_for_worker(runtime.bus, host, port))
     consumer = Consumer(runtime, exit_when_refused=True)
     consuming = asyncio.create_task(consumer.run())
-    consuming.add_done_callback(_exit_if_refused)
+    consuming.add_done_callback(_exit_when_consumer_ends)
     ctx.update(
         collector_task=asyncio.create_task(collect_in_full()),
         runtime=runtime,
@@ -92,7 +92,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     )
 
 
-def _exit_if_refused(consuming: asyncio.Task[None]) -> None:
+def _exit_when_consumer_ends(consuming: asyncio.Task[None]) -> None:
     """A consumer that ended on its own (Redis refuses this worker's user, or a fault) ends
     the process (SIGTERM: arq shuts down as for any stop), which ``run`` then reports: not
     a worker that runs jobs and reads no event."""
