@@ -98,6 +98,18 @@ async def misconfigured(
         yield mem
 
 
+def calls_that_raise(mem: MemoryClient) -> list[Any]:
+    """One of each call that raises when Redis does not take it (the tool and prefetch
+    answer instead)."""
+    return [
+        mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
+        mem.session_switch("u1", "a1", "t2"),
+        mem.queue_prefetch("u1", "a1", "t1"),
+        mem.tool_schemas("u1", "a1"),
+        mem.reload_snapshot("u1", "a1", "t1"),
+    ]
+
+
 async def test_call_tool_when_redis_refuses_says_nothing_was_saved_and_may_be_retried(
     refused: MemoryClient,
 ) -> None:
@@ -110,14 +122,7 @@ async def test_call_tool_when_redis_refuses_says_nothing_was_saved_and_may_be_re
 async def test_other_calls_raise_memory_unavailable_when_redis_refuses(
     refused: MemoryClient,
 ) -> None:
-    calls: list[Any] = [
-        refused.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
-        refused.session_switch("u1", "a1", "t2"),
-        refused.queue_prefetch("u1", "a1", "t1"),
-        refused.tool_schemas("u1", "a1"),
-        refused.reload_snapshot("u1", "a1", "t1"),
-    ]
-    for call in calls:
+    for call in calls_that_raise(refused):
         with pytest.raises(MemoryUnavailableError) as raised:
             await call
         assert isinstance(raised.value, MemoryServiceError)  # one tree to catch
@@ -145,12 +150,7 @@ async def test_call_tool_when_redis_refuses_for_good_says_nothing_was_saved_and_
 async def test_other_calls_raise_misconfigured_when_redis_refuses_for_good(
     misconfigured: MemoryClient,
 ) -> None:
-    calls: list[Any] = [
-        misconfigured.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a"),
-        misconfigured.session_switch("u1", "a1", "t2"),
-        misconfigured.tool_schemas("u1", "a1"),
-    ]
-    for call in calls:
+    for call in calls_that_raise(misconfigured):
         with pytest.raises(MemoryMisconfiguredError) as raised:
             await call
         assert isinstance(raised.value, MemoryServiceError)  # one tree to catch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,24 @@ async def test_the_read_loop_backs_off_then_rejoins_a_redis_that_came_back_empty
     await redis.aclose()
 
 
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+    """A worker's runtime on an in-memory Redis of its own (events claimed after 0.3 s)."""
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data", key_prefix="svc", redis_url=None, claim_idle_seconds=0.3
+    )
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+    yield runtime
+    await runtime.aclose()
+    await redis.aclose()
+
+
 async def test_a_worker_started_while_redis_refuses_writes_joins_once_it_takes_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Out of memory, Redis refuses even joining a group that exists: the worker waits it
     out rather than running on without ever reading an event."""
-    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
-    redis = fakeredis.aioredis.FakeRedis()
-    runtime = Runtime(settings, redis)
     consumer = Consumer(runtime, name="w1")
     join = runtime.bus.join
     refusals = [OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")] * 2
@@ -81,23 +92,18 @@ async def test_a_worker_started_while_redis_refuses_writes_joins_once_it_takes_t
     add = {"action": "add", "target": "memory", "content": "a fact"}
     with capture_logs() as logs:
         task = asyncio.create_task(consumer.run())
-        async with MemoryClient(settings=settings, redis=redis) as mem:
+        async with MemoryClient(settings=runtime.settings, redis=runtime.redis) as mem:
             result = await mem.call_tool("u1", "a1", "t1", "memory", add, deadline=30)
         assert result["success"], result
         joins = [e["failures"] for e in logs if e["event"] == "consumer_join_failed"]
         assert joins == [1, 2]
         await consumer.stop(1.0)
         await task
-    await runtime.aclose()
-    await redis.aclose()
 
 
 async def test_a_worker_stopped_while_it_waits_to_join_ends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
-    redis = fakeredis.aioredis.FakeRedis()
-    runtime = Runtime(settings, redis)
     consumer = Consumer(runtime, name="w1")
 
     async def refusing(name: str) -> None:
@@ -108,18 +114,13 @@ async def test_a_worker_stopped_while_it_waits_to_join_ends(
     await asyncio.sleep(0.3)
     await consumer.stop(1.0)
     await asyncio.wait_for(task, timeout=30)
-    await runtime.aclose()
-    await redis.aclose()
 
 
 async def test_a_worker_redis_refuses_for_good_ends_its_run_and_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An ACL without XREADGROUP (or a join it refuses): no wait fixes it, so the run ends
     with the error rather than retrying for ever."""
-    settings = ServiceSettings(data_dir=tmp_path / "data", key_prefix="svc", redis_url=None)
-    redis = fakeredis.aioredis.FakeRedis()
-    runtime = Runtime(settings, redis)
 
     async def refusing(*_: Any, **__: Any) -> Any:
         raise NoPermissionError("this user has no permissions to run the 'xreadgroup' command")
@@ -130,20 +131,13 @@ async def test_a_worker_redis_refuses_for_good_ends_its_run_and_says_why(
     monkeypatch.setattr(runtime.bus, "join", refusing)
     with pytest.raises(MemoryMisconfiguredError):
         await asyncio.wait_for(Consumer(runtime, name="w2", exit_when_refused=True).run(), 30)
-    await runtime.aclose()
-    await redis.aclose()
 
 
 async def test_a_worker_whose_finish_redis_refuses_for_good_stops_reading(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An ACL without XACK fails an event's last step after its log record: retrying it
     would add a record every ``claim_idle``, and every other event would fail alike."""
-    settings = ServiceSettings(
-        data_dir=tmp_path / "data", key_prefix="svc", redis_url=None, claim_idle_seconds=0.3
-    )
-    redis = fakeredis.aioredis.FakeRedis()
-    runtime = Runtime(settings, redis)
     finishes: list[str] = []
 
     async def refusing(delivery: Any, *_: Any, **__: Any) -> None:
@@ -153,12 +147,10 @@ async def test_a_worker_whose_finish_redis_refuses_for_good_stops_reading(
     monkeypatch.setattr(runtime.bus, "finish", refusing)
     consumer = Consumer(runtime, name="w1", exit_when_refused=True)
     task = asyncio.create_task(consumer.run())
-    async with MemoryClient(settings=settings, redis=redis) as mem:
+    async with MemoryClient(settings=runtime.settings, redis=runtime.redis) as mem:
         await mem.sync_turn("u1", "a1", "t1", user_content="q", assistant_content="a")
         with pytest.raises(MemoryMisconfiguredError):
             await asyncio.wait_for(task, timeout=30)
     await asyncio.sleep(1.0)  # three claim_idles: nothing claims it again
     assert len(finishes) == 1
     await consumer.stop(1.0)
-    await runtime.aclose()
-    await redis.aclose()

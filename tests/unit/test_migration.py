@@ -25,6 +25,7 @@ from memsvc.migration.runner import (
     RETAINED,
     SKIPPED,
     TO_RETAIN,
+    FileReport,
     Migration,
     MigrationReport,
     ToolWriter,
@@ -471,12 +472,7 @@ async def test_a_store_that_cannot_write_fails_the_file_and_leaves_it(
     user_md = service.settings.data_dir / "users/ada/USER.md"
     user_md.parent.mkdir(parents=True)
     user_md.write_bytes(b"x" * (1024 * 1024 + 1))  # over the store's byte cap: never read
-    write(home / "users/ada/memory.json", ADA)
-    report = await migrate(service, home)
-    assert report.failed and report.as_dict()["failed_users"] == ["ada"]
-    (file,) = report.users[0].files
-    assert file.error is not None and "byte cap" in file.error
-    assert file.backup is None and (home / "users/ada/memory.json").exists()
+    file = await failed_and_left(service, home, "byte cap")
     assert "refused" not in {o.verdict for o in file.outcomes}
 
 
@@ -489,13 +485,20 @@ async def test_a_redis_that_refuses_the_service_fails_the_file_and_leaves_it(
         raise NoPermissionError("this user has no permissions to run the 'xadd' command")
 
     monkeypatch.setattr(service.client.bus, "publish", publish)
+    file = await failed_and_left(service, home, "not set up correctly")
+    assert not file.outcomes
+
+
+async def failed_and_left(service: Service, home: Path, why: str) -> FileReport:
+    """Ada's ``memory.json`` migrated: the run fails her file for ``why`` and leaves it in
+    place, for the next run."""
     write(home / "users/ada/memory.json", ADA)
     report = await migrate(service, home)
     assert report.failed and report.as_dict()["failed_users"] == ["ada"]
     (file,) = report.users[0].files
-    assert file.error is not None and "not set up correctly" in file.error
+    assert file.error is not None and why in file.error
     assert file.backup is None and (home / "users/ada/memory.json").exists()
-    assert not file.outcomes
+    return file
 
 
 async def test_a_file_deerflow_writes_during_the_run_is_left_for_the_next_one(
