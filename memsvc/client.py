@@ -242,6 +242,12 @@ class MemoryClient:
         return self._embedded
 
     @property
+    def inbox_refusal(self) -> RedisError | None:
+        """What Redis said when it refused, for good, to let this client read its replies
+        (credentials, an ACL); None once a read goes through again."""
+        return self._inbox_refused
+
+    @property
     def bus(self) -> EventBus:
         """The bus this client publishes on: its backlog and live workers, for operators."""
         self._require_open()

@@ -75,6 +75,18 @@ class Gateway:
     tokens: Tokens
     no_auth: bool
     ready_within_ms: int  # a worker that read the stream this recently is alive
+    refused: str | None = None  # Redis' refusal the readiness check logged last
+
+    def note_refusal(self, refusal: Exception | None) -> None:
+        """Log a refusal the readiness check meets when it starts or changes, and its end:
+        a probe every few seconds would otherwise repeat it."""
+        said = None if refusal is None else str(refusal)
+        if said != self.refused:
+            if said is None:
+                log.info("gateway_redis_refusal_over")
+            else:
+                log.error("gateway_redis_refuses", error=said)
+            self.refused = said
 
 
 def _gateway(request: Request) -> Gateway:
@@ -439,16 +451,24 @@ async def healthz() -> dict[str, str]:
 
 @ops.get("/readyz", response_model=dict[str, Any], responses={503: {"model": dict[str, Any]}})
 async def readyz(request: Request) -> JSONResponse:
-    """Redis answers and a worker read the event stream lately."""
+    """Redis answers, takes this gateway's events and lets it read their replies, and a
+    worker read the event stream lately. A gateway whose Redis user is refused (credentials,
+    an ACL) is not ready while others may be; why is in its log, not in this answer, which
+    needs no token."""
     gateway = _gateway(request)
     bus = gateway.mem.bus
+    refusal: Exception | None = None
     try:
         async with asyncio.timeout(gateway.mem.settings.redis_timeout_seconds):
             workers = await bus.live_workers(gateway.ready_within_ms)
+            refusal = await bus.publish_refusal() or gateway.mem.inbox_refusal
         redis = True
     except REDIS_DOWN:  # TimeoutError is an OSError: the deadline's too
         redis, workers = False, 0
-    body = {"ready": redis and workers > 0, "redis": redis, "workers": workers}
+    gateway.note_refusal(refusal)
+    refused = refusal is not None
+    body = {"ready": redis and workers > 0 and not refused, "redis": redis, "workers": workers}
+    body["refused"] = refused
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

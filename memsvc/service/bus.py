@@ -325,6 +325,16 @@ class EventBus:
             return 0
         return sum(1 for consumer in consumers if int(consumer["idle"]) < within_ms)
 
+    async def publish_refusal(self) -> ResponseError | None:
+        """Why Redis would refuse an event published now (an ACL, out of memory, a read-only
+        replica ...), or None: asked with an ``XADD`` of the id ``0-0``, which Redis checks
+        against the user, its memory and its role, then refuses without writing anything."""
+        try:
+            await self._redis.xadd(self._keys.events, {"probe": ""}, id="0-0")
+        except ResponseError as exc:
+            return None if "must be greater than 0-0" in str(exc) else exc
+        raise RuntimeError("Redis took an event of id 0-0")  # pragma: no cover - no Redis does
+
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)
         return int(info["pending"]) if info else 0

@@ -11,10 +11,13 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+import structlog
 from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
@@ -23,6 +26,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError
 from memsvc.events import SyncTurnEvent, SyncTurnPayload, stamp
+from memsvc.gateway.app import create_app
 from memsvc.gateway.auth import RedisTokenStore, Tokens
 from memsvc.jobs.payloads import SyncTurnJob
 from memsvc.jobs.queue import ArqJobs, deserialise_job, serialise_job
@@ -448,3 +452,74 @@ async def test_keys_of_another_type_fail_the_publish_that_met_them_and_no_finish
     assert (await redis.xpending(keys.events, keys.workers_group))["pending"] == 0
     assert await redis.xlen(keys.log) == 1
     await redis.aclose()
+
+
+async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
+    redis_server: RedisServer, test_prefix: str, tmp_path: Path
+) -> None:
+    """Readiness is what a load balancer routes by: a gateway whose user may not publish or
+    read its replies, or whose Redis is out of memory, answers every call with an error."""
+    admin = Redis.from_url(redis_server.url)
+    await admin.execute_command("ACL", "SETUSER", "gw", "on", ">pw", "~*", "&*", "+@all")
+    keys = Keys(test_prefix)
+    worker_bus = EventBus(admin, keys, EventLog(admin, keys))
+    await worker_bus.join("w1")
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data",
+        key_prefix=test_prefix,
+        redis_url=f"redis://gw:pw@127.0.0.1:{redis_server.port}/0",
+        claim_idle_seconds=300,  # the one read below keeps the worker live for the test
+    )
+    await worker_bus.read("w1", count=1, block_ms=1)
+    app = create_app(settings)
+
+    async def ready() -> dict[str, Any]:
+        answer = await http.get("/readyz")
+        body: dict[str, Any] = answer.json()
+        assert answer.status_code == (200 if body["ready"] else 503)
+        return body
+
+    async def ready_again() -> bool:
+        return bool((await ready())["ready"])
+
+    with structlog.testing.capture_logs() as logs:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://gateway"
+            ) as http,
+        ):
+            assert await ready() == {"ready": True, "redis": True, "workers": 1, "refused": False}
+
+            await admin.execute_command("ACL", "SETUSER", "gw", "-xadd")
+            for _ in range(2):
+                assert await ready() == {
+                    "ready": False,
+                    "redis": True,
+                    "workers": 1,
+                    "refused": True,
+                }
+            await admin.execute_command("ACL", "SETUSER", "gw", "+xadd")
+            assert await ready_again()
+
+            await admin.config_set("maxmemory", "1")
+            try:
+                assert (await ready())["refused"] is True
+            finally:
+                await admin.config_set("maxmemory", "0")
+            assert await ready_again()
+
+            await admin.execute_command("ACL", "SETUSER", "gw", "-blmpop")
+            await until(lambda: _refused(ready))  # the reply listener meets it within 2 s
+            await admin.execute_command("ACL", "SETUSER", "gw", "+blmpop")
+            await until(ready_again)
+    refusals = [e for e in logs if e["event"] == "gateway_redis_refuses"]
+    assert len(refusals) == 3, refusals  # once per refusal, not once per probe
+    assert "xadd" in refusals[0]["error"] and "blmpop" in refusals[2]["error"]
+    assert [e["event"] for e in logs].count("gateway_redis_refusal_over") == 3
+    assert await admin.xlen(keys.events) == 0  # the probes wrote nothing
+    await admin.aclose()
+
+
+async def _refused(ready: Callable[[], Awaitable[dict[str, Any]]]) -> bool:
+    return bool((await ready())["refused"])

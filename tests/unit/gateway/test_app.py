@@ -347,7 +347,12 @@ def test_explain_is_documented_with_its_response_model(gateway: Gateway) -> None
 async def test_health_readiness_and_metrics_need_no_token(gateway: Gateway) -> None:
     assert (await gateway.http.get("/healthz")).json() == {"status": "ok"}
     ready = await gateway.http.get("/readyz")
-    assert ready.status_code == 200 and ready.json() == {"ready": True, "redis": True, "workers": 1}
+    assert ready.status_code == 200 and ready.json() == {
+        "ready": True,
+        "redis": True,
+        "workers": 1,
+        "refused": False,
+    }
     await add(gateway, "counted")
     text = (await gateway.http.get("/metrics")).text
     assert 'memsvc_events_total{outcome="ok",type="entry_edit"}' in text
