@@ -845,7 +845,8 @@ class MemoryClient:
                 refused = lasting_refusal(exc)
                 if refused and self._inbox_refused is None:
                     log.error("client_inbox_refused", error=str(exc))
-                self._inbox_refused = exc if refused else None
+                if refused:  # kept through an outage, until a read goes through
+                    self._inbox_refused = exc
                 await outage.wait(exc)
                 continue
             self._inbox_refused = None

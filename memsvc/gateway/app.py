@@ -49,7 +49,13 @@ from memsvc.heap import collect_in_full
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
-from memsvc.redisconn import REDIS_DOWN, cancel_and_wait, connect, lasting_refusal
+from memsvc.redisconn import (
+    REDIS_DOWN,
+    cancel_and_wait,
+    connect,
+    lasting_refusal,
+    refused_user,
+)
 from memsvc.settings import ServiceSettings
 
 log = structlog.get_logger(__name__)
@@ -451,24 +457,40 @@ async def healthz() -> dict[str, str]:
 
 @ops.get("/readyz", response_model=dict[str, Any], responses={503: {"model": dict[str, Any]}})
 async def readyz(request: Request) -> JSONResponse:
-    """Redis answers, takes this gateway's events and lets it read their replies, and a
-    worker read the event stream lately. A gateway whose Redis user is refused (credentials,
-    an ACL) is not ready while others may be; why is in its log, not in this answer, which
-    needs no token."""
+    """Ready: Redis answers, does not refuse this gateway's user (its credentials, an ACL
+    refusing the events' publish or the replies' read) and a worker read the event stream
+    lately. ``writable: false`` (out of memory, a read-only replica ...) does not take
+    readiness away: every gateway sharing the Redis meets it alike, and the calls it fails
+    say so. ``refused`` and ``writable`` are ``null`` when Redis did not say. Why Redis
+    refuses is in the gateway's log, not in this answer, which needs no token."""
     gateway = _gateway(request)
-    bus = gateway.mem.bus
-    refusal: Exception | None = None
+    inbox = gateway.mem.inbox_refusal
     try:
         async with asyncio.timeout(gateway.mem.settings.redis_timeout_seconds):
-            workers = await bus.live_workers(gateway.ready_within_ms)
-            refusal = await bus.publish_refusal() or gateway.mem.inbox_refusal
-        redis = True
-    except REDIS_DOWN:  # TimeoutError is an OSError: the deadline's too
-        redis, workers = False, 0
-    gateway.note_refusal(refusal)
-    refused = refusal is not None
-    body = {"ready": redis and workers > 0 and not refused, "redis": redis, "workers": workers}
-    body["refused"] = refused
+            state = await gateway.mem.bus.readiness(gateway.ready_within_ms)
+    except REDIS_DOWN as exc:  # TimeoutError is an OSError: the deadline's too
+        said = exc if refused_user(exc) else inbox  # a refused password is an answer
+        if said is not None:
+            gateway.note_refusal(said)
+        body = {
+            "ready": False,
+            "redis": False,
+            "workers": 0,
+            "refused": True if said is not None else None,
+            "writable": None,
+        }
+        return JSONResponse(body, status_code=503)
+    probe = state.refusal
+    gateway.note_refusal(probe or inbox)
+    user_refused = probe is not None and lasting_refusal(probe)  # then writes are not known
+    refused = user_refused or inbox is not None
+    body = {
+        "ready": state.workers > 0 and not refused,
+        "redis": True,
+        "workers": state.workers,
+        "refused": refused,
+        "writable": None if user_refused else probe is None,
+    }
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

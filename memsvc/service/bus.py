@@ -25,6 +25,7 @@ from redis.exceptions import ResponseError
 from memsvc.events import encode
 from memsvc.keys import Keys
 from memsvc.redisbatch import CommandBatcher
+from memsvc.redisconn import lasting_refusal
 from memsvc.service.eventlog import EventLog, LogRecord
 
 INBOX_TTL_SECONDS = 60
@@ -75,6 +76,14 @@ if KEYS[4] then  -- the caller's to read: a key of another type there fails no e
 end
 return 1
 """
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What the stream's readiness check found."""
+
+    workers: int  # consumers that read the stream lately
+    refusal: ResponseError | None  # what Redis refused: an event published now, or the check
 
 
 @dataclass(frozen=True)
@@ -314,26 +323,31 @@ class EventBus:
             "dead_letters": {"events": int(dead_events), "jobs": int(dead_jobs)},
         }
 
-    async def live_workers(self, within_ms: int) -> int:
-        """Consumers that read the stream within the last ``within_ms``: a blocked read
-        counts, so an idle worker is live and one that died or froze is not."""
-        try:
-            consumers = await self._redis.xinfo_consumers(
-                self._keys.events, self._keys.workers_group
-            )
-        except ResponseError:  # no stream or group yet: no worker ever joined
-            return 0
-        return sum(1 for consumer in consumers if int(consumer["idle"]) < within_ms)
+    async def readiness(self, within_ms: int) -> Readiness:
+        """The live workers and whether Redis would take an event published now, in one
+        round trip.
 
-    async def publish_refusal(self) -> ResponseError | None:
-        """Why Redis would refuse an event published now (an ACL, out of memory, a read-only
-        replica ...), or None: asked with an ``XADD`` of the id ``0-0``, which Redis checks
-        against the user, its memory and its role, then refuses without writing anything."""
-        try:
-            await self._redis.xadd(self._keys.events, {"probe": ""}, id="0-0")
-        except ResponseError as exc:
-            return None if "must be greater than 0-0" in str(exc) else exc
-        raise RuntimeError("Redis took an event of id 0-0")  # pragma: no cover - no Redis does
+        A worker that read the stream within the last ``within_ms`` is live: a blocked
+        read counts, so an idle worker is live and one that died or froze is not. The
+        publish is asked with an ``XADD`` of the id ``0-0``: Redis checks it against the
+        user's rights, its memory and its role, then refuses the id without writing or
+        creating anything (it never looks at the key, so a key of another type passes).
+        Each probe is an error reply Redis counts in its error statistics.
+        """
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.xinfo_consumers(self._keys.events, self._keys.workers_group)
+            pipe.xadd(self._keys.events, {"probe": ""}, id="0-0")
+            consumers, probed = await pipe.execute(raise_on_error=False)
+        refusal = None
+        if isinstance(probed, ResponseError):
+            if "must be greater than 0-0" not in str(probed):
+                refusal = probed
+        else:  # no Redis takes it: an answer this check does not know is not a yes
+            refusal = ResponseError(f"unexpected answer to a probe: {probed!r}")
+        if isinstance(consumers, ResponseError):  # no stream or group yet: no worker joined
+            return Readiness(0, consumers if lasting_refusal(consumers) else refusal)
+        live = sum(1 for consumer in consumers if int(consumer["idle"]) < within_ms)
+        return Readiness(live, refusal)
 
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)

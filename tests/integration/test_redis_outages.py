@@ -457,21 +457,20 @@ async def test_keys_of_another_type_fail_the_publish_that_met_them_and_no_finish
 async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
     redis_server: RedisServer, test_prefix: str, tmp_path: Path
 ) -> None:
-    """Readiness is what a load balancer routes by: a gateway whose user may not publish or
-    read its replies, or whose Redis is out of memory, answers every call with an error."""
+    """Readiness is what a load balancer routes by: a gateway whose user may not publish,
+    read its replies or log in answers every call with an error, while a Redis out of
+    memory is every gateway's alike and leaves them ready."""
     admin = Redis.from_url(redis_server.url)
     await admin.execute_command("ACL", "SETUSER", "gw", "on", ">pw", "~*", "&*", "+@all")
     keys = Keys(test_prefix)
-    worker_bus = EventBus(admin, keys, EventLog(admin, keys))
-    await worker_bus.join("w1")
     settings = ServiceSettings(
         data_dir=tmp_path / "data",
         key_prefix=test_prefix,
         redis_url=f"redis://gw:pw@127.0.0.1:{redis_server.port}/0",
         claim_idle_seconds=300,  # the one read below keeps the worker live for the test
     )
-    await worker_bus.read("w1", count=1, block_ms=1)
     app = create_app(settings)
+    fine = {"ready": True, "redis": True, "workers": 1, "refused": False, "writable": True}
 
     async def ready() -> dict[str, Any]:
         answer = await http.get("/readyz")
@@ -480,7 +479,12 @@ async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
         return body
 
     async def ready_again() -> bool:
-        return bool((await ready())["ready"])
+        return await ready() == fine
+
+    async def writes() -> tuple[int, int]:
+        persistence = await admin.info("persistence")
+        stream = await admin.xinfo_stream(keys.events)
+        return persistence["rdb_changes_since_last_save"], stream["entries-added"]
 
     with structlog.testing.capture_logs() as logs:
         async with (
@@ -489,35 +493,45 @@ async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
                 transport=httpx.ASGITransport(app=app), base_url="http://gateway"
             ) as http,
         ):
-            assert await ready() == {"ready": True, "redis": True, "workers": 1, "refused": False}
+            assert await ready() == {**fine, "ready": False, "workers": 0}  # no worker yet
+            assert not await admin.exists(keys.events)  # the probe made no stream
+            worker_bus = EventBus(admin, keys, EventLog(admin, keys))
+            await worker_bus.join("w1")
+            await worker_bus.read("w1", count=1, block_ms=1)
+            before = await writes()
+            assert await ready() == fine
 
             await admin.execute_command("ACL", "SETUSER", "gw", "-xadd")
             for _ in range(2):
-                assert await ready() == {
-                    "ready": False,
-                    "redis": True,
-                    "workers": 1,
-                    "refused": True,
-                }
+                refused = {**fine, "ready": False, "refused": True, "writable": None}
+                assert await ready() == refused
             await admin.execute_command("ACL", "SETUSER", "gw", "+xadd")
             assert await ready_again()
 
             await admin.config_set("maxmemory", "1")
             try:
-                assert (await ready())["refused"] is True
+                assert await ready() == {**fine, "writable": False}
             finally:
                 await admin.config_set("maxmemory", "0")
             assert await ready_again()
+            assert await writes() == before  # no probe wrote anything
 
             await admin.execute_command("ACL", "SETUSER", "gw", "-blmpop")
             await until(lambda: _refused(ready))  # the reply listener meets it within 2 s
             await admin.execute_command("ACL", "SETUSER", "gw", "+blmpop")
             await until(ready_again)
-    refusals = [e for e in logs if e["event"] == "gateway_redis_refuses"]
-    assert len(refusals) == 3, refusals  # once per refusal, not once per probe
-    assert "xadd" in refusals[0]["error"] and "blmpop" in refusals[2]["error"]
-    assert [e["event"] for e in logs].count("gateway_redis_refusal_over") == 3
-    assert await admin.xlen(keys.events) == 0  # the probes wrote nothing
+
+            await admin.execute_command("ACL", "SETUSER", "gw", "resetpass", ">other")
+            await admin.execute_command("CLIENT", "KILL", "USER", "gw")
+            await until(lambda: _refused(ready))
+            assert (await ready())["redis"] is False
+            await admin.execute_command("ACL", "SETUSER", "gw", "resetpass", ">pw")
+            await until(ready_again)
+    refusals = [e["error"] for e in logs if e["event"] == "gateway_redis_refuses"]
+    assert len(refusals) == 4, refusals  # once per refusal, not once per probe
+    assert "xadd" in refusals[0] and "maxmemory" in refusals[1] and "blmpop" in refusals[2]
+    assert "WRONGPASS" in refusals[3] or "invalid username-password" in refusals[3]
+    assert [e["event"] for e in logs].count("gateway_redis_refusal_over") == 4
     await admin.aclose()
 
 

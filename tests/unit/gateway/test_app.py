@@ -352,6 +352,7 @@ async def test_health_readiness_and_metrics_need_no_token(gateway: Gateway) -> N
         "redis": True,
         "workers": 1,
         "refused": False,
+        "writable": True,
     }
     await add(gateway, "counted")
     text = (await gateway.http.get("/metrics")).text
