@@ -105,10 +105,15 @@ class Head:
     unconfirmed: frozenset[str]  # written and committed, rename not yet confirmed
 
     def lagging(self, on_disk: str) -> bool:
-        """Whether the file with fingerprint ``on_disk`` is behind this head."""
+        """Whether the file with fingerprint ``on_disk`` is behind this head: a late rename
+        of a version the head superseded, or the head's base while the head's own rename
+        is not confirmed. Once it is, a file that is the base again was put back or
+        deleted by hand (a user's memory erased on request): an edit, taken as it is."""
         if on_disk == self.fingerprint:
             return False
-        return on_disk == self.base or on_disk in self.unconfirmed
+        if on_disk in self.unconfirmed:
+            return True
+        return on_disk == self.base and self.fingerprint in self.unconfirmed
 
 
 def decode_head(fields: Any, unconfirmed: Sequence[bytes]) -> Head | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,32 @@ async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
     assert await a.store.read("user") == ["edited by hand"]
     assert (await a.add("three"))["success"]
     assert on_disk(path) == ["edited by hand", "three"]
+
+
+@pytest.mark.parametrize("deleted", ["file", "user folder"])
+@pytest.mark.parametrize("writes", [1, 2])
+async def test_a_file_deleted_by_hand_stays_deleted(
+    deleted: str, writes: int, layout: DataLayout, fake_redis: Redis
+) -> None:
+    """Deleting a memory file (a user's memory erased on request) is an edit too: the
+    journal's copy of the write that created the file is not served or put back."""
+    a = Writer(layout, fake_redis)
+    for n in range(writes):
+        assert (await a.add(f"SSN 123-45-678{n}"))["success"]
+    path = a.store.path("user")
+
+    async def confirmed() -> bool:  # the rename's confirmation travels after the reply
+        head = await a.journal.head("user", "u1", "a1")
+        return head is not None and not head.unconfirmed
+
+    await until(confirmed)
+    if deleted == "file":
+        path.unlink()
+    else:
+        shutil.rmtree(path.parent)
+    assert await a.store.read("user") == []
+    assert (await a.add("likes tea"))["success"]
+    assert on_disk(path) == ["likes tea"]
 
 
 async def test_a_writer_cancelled_after_its_late_rename_still_puts_the_file_right(
