@@ -86,7 +86,6 @@ class Runtime:
                 lease_seconds=settings.lock_lease_seconds,
                 wait_seconds=settings.lock_wait_seconds,
                 commands=self.commands,
-                layout=self.layout,
             )
             if shared_redis
             else FileLocks(self.layout, wait_seconds=settings.lock_wait_seconds)

@@ -205,12 +205,10 @@ def read_in(folder: int | None, path: Anchored) -> FileState:
     )
 
 
-def open_lock_file(path: Anchored, *, create_folder: bool = True) -> int:
-    """A descriptor of ``path`` to ``flock``, created 0600 if missing, never through a link;
-    without ``create_folder``, :class:`FileNotFoundError` when its folder is missing."""
-    with folder_of(path, create=create_folder) as folder:
-        if folder is None:
-            raise FileNotFoundError(f"no folder for {path.relative!r}")
+def open_lock_file(path: Anchored) -> int:
+    """A descriptor of ``path`` to ``flock``, created 0600 if missing, never through a link."""
+    with folder_of(path, create=True) as folder:
+        assert folder is not None
         try:
             fd = os.open(
                 path.parts[-1],

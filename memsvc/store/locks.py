@@ -10,10 +10,6 @@ one file for the read-modify-write. Two implementations:
 - :class:`FileLocks` serialise writers on one host with ``flock`` on
   ``<file>.lock`` - the same lock file Hermes Agent uses, so memsvc and a Hermes
   agent sharing a folder also wait for each other. Needs no server.
-
-Under a Redis lease the writer takes that ``flock`` too (given the data dir), so
-that a Hermes agent writing the same folder is not overwritten by a worker, nor
-a worker by it.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ from redis.exceptions import RedisError
 from memsvc import telemetry
 from memsvc.errors import LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
-from memsvc.paths import Anchored, DataLayout, Target
+from memsvc.paths import DataLayout, Target
 from memsvc.redisbatch import CommandBatcher
 from memsvc.store.atomicfile import open_lock_file
 from memsvc.store.filejobs import file_job
@@ -138,11 +134,7 @@ class RedisLocks:
         lease_seconds: float = 10.0,
         wait_seconds: float = 10.0,
         commands: CommandBatcher | None = None,
-        layout: DataLayout | None = None,
     ) -> None:
-        """``layout``: the data dir, whose files' ``flock`` a lease of a memory file also
-        holds (Hermes' lock file); without it only memsvc's writers wait for each other."""
-        self._layout = layout
         self._redis = redis
         self._commands = commands or CommandBatcher(redis)
         self._keys = keys
@@ -151,19 +143,10 @@ class RedisLocks:
         self._local = LocalQueues()
         self._release = redis.register_script(_RELEASE)
 
-    @contextlib.asynccontextmanager
-    async def hold(
+    def hold(
         self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
-    ) -> AsyncIterator[Lease]:
-        deadline = time.monotonic() + self._wait
-        name = self._keys.store_lock(target, user_id, agent_id)
-        async with self.hold_key(name, reads=reads) as lease:
-            if self._layout is None:
-                yield lease
-                return
-            lock_file = lock_file_of(self._layout, target, user_id, agent_id)
-            async with flock_held(lock_file, deadline, self._wait, optional=True):
-                yield lease
+    ) -> contextlib.AbstractAsyncContextManager[Lease]:
+        return self.hold_key(self._keys.store_lock(target, user_id, agent_id), reads=reads)
 
     @contextlib.asynccontextmanager
     async def hold_key(
@@ -294,67 +277,27 @@ class FileLocks:
     async def hold(
         self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
     ) -> AsyncIterator[Lease]:
-        lock_file = lock_file_of(self._layout, target, user_id, agent_id)
+        path = self._layout.store_file(target, user_id, agent_id)
+        lock_file = self._layout.anchored(path).sibling(path.name + ".lock")
         deadline = time.monotonic() + self._wait
-        async with (
-            self._local.turn(lock_file.relative, self._wait),
-            flock_held(lock_file, deadline, self._wait, poll_seconds=self._poll),
-        ):
-            telemetry.current().lock_waited("file", self._wait - (deadline - time.monotonic()))
-            yield _HeldLease()
-
-
-def lock_file_of(layout: DataLayout, target: Target, user_id: str, agent_id: str) -> Anchored:
-    """``<file>.lock`` beside a memory file: the lock file Hermes Agent's writers take."""
-    path = layout.store_file(target, user_id, agent_id)
-    return layout.anchored(path).sibling(path.name + ".lock")
-
-
-_unlockable_logged = False
-
-
-@contextlib.asynccontextmanager
-async def flock_held(
-    lock_file: Anchored,
-    deadline: float,
-    wait_seconds: float,
-    *,
-    poll_seconds: float = 0.005,
-    optional: bool = False,
-) -> AsyncIterator[None]:
-    """``flock`` on ``lock_file`` for the block, polled for until ``deadline``.
-
-    ``optional``: for a writer that another lock already serialises among memsvc's
-    own. A file system that cannot lock (``ENOLCK``, an unsupported operation) is
-    logged once and the block runs without it; so does a write to a folder that does
-    not exist yet (nothing there for another program to write; a refused edit then
-    leaves no folder behind).
-    """
-    global _unlockable_logged
-    try:
-        fd = await file_job(
-            lambda: open_lock_file(lock_file, create_folder=not optional), discard=os.close
-        )
-    except FileNotFoundError:
-        yield
-        return
-    try:
-        while True:
+        async with self._local.turn(lock_file.relative, self._wait):
+            fd = await file_job(lambda: open_lock_file(lock_file), discard=os.close)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                pass
-            except OSError as exc:
-                if not optional:
-                    raise
-                if not _unlockable_logged:
-                    log.warning("file_lock_unsupported", file=lock_file.relative, error=str(exc))
-                    _unlockable_logged = True
-                break
-            if time.monotonic() >= deadline:
-                raise LockTimeoutError(f"{lock_file.relative!r} stayed busy for {wait_seconds:g}s")
-            await asyncio.sleep(poll_seconds)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+                while not self._try_lock(fd):
+                    if time.monotonic() >= deadline:
+                        raise LockTimeoutError(
+                            f"{lock_file.relative!r} stayed busy for {self._wait:g}s"
+                        )
+                    await asyncio.sleep(self._poll)
+                telemetry.current().lock_waited("file", self._wait - (deadline - time.monotonic()))
+                yield _HeldLease()
+            finally:
+                os.close(fd)  # closing the descriptor releases the flock
+
+    @staticmethod
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True

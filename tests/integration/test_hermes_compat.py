@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import shutil
 import subprocess
@@ -33,8 +32,7 @@ from memsvc.security.scanner import Scanner
 from memsvc.service.sessions import SessionState
 from memsvc.store.edits import Op, apply
 from memsvc.store.filestore import BuiltinStore, Limits
-from memsvc.store.journal import FileJournal
-from memsvc.store.locks import FileLocks, RedisLocks
+from memsvc.store.locks import FileLocks
 from memsvc.store.memfile import parse, serialise
 from tests.hermes import HERMES_VENV, PROBE, PROBE_TIMEOUT, HermesUnavailable, hermes_env
 from tests.hermes import hermes_python as build_hermes_python
@@ -469,64 +467,3 @@ def test_the_hermes_venv_is_the_pinned_release(hermes_python: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).is_relative_to(HERMES_VENV)
-
-
-# Hermes' own adds to USER.md, a short pause after each, once it says it is ready.
-_ADDER = r"""
-import sys, time
-from tools.memory_tool import MemoryStore
-count, limit = int(sys.argv[1]), int(sys.argv[2])
-store = MemoryStore(memory_char_limit=limit, user_char_limit=limit)
-store.load_from_disk()
-print("ready", flush=True)
-for n in range(count):
-    result = store.add("user", f"from Hermes {n}")
-    assert result["success"], result
-    time.sleep(0.002)
-"""
-
-
-async def test_hermes_and_a_worker_writing_one_file_at_once_lose_nothing(
-    hermes_python: Path, hermes_home: Path, tmp_path: Path, fake_redis: Redis
-) -> None:
-    """A worker holds Hermes' file lock under its Redis lease: a Hermes agent writing the
-    same USER.md and the worker wait for each other instead of overwriting each other
-    (without it, this check lost writes in every run)."""
-    layout = DataLayout.at(tmp_path / "data")
-    keys = Keys("hermes-at-once")
-    locks = RedisLocks(fake_redis, keys, layout=layout)
-    limit = 100_000
-    store = BuiltinStore(
-        layout,
-        locks,
-        user_id="u1",
-        agent_id="a1",
-        limits=Limits(user=limit, memory=limit),
-        journal=FileJournal(fake_redis, keys),
-    )
-    await store.write("user", [Op("add", "from memsvc first")])
-    memories = hermes_home / "memories"
-    memories.rmdir()
-    memories.symlink_to(store.path("user").parent)  # Hermes' folder is the user's
-    hermes = await asyncio.create_subprocess_exec(
-        str(hermes_python),
-        "-c",
-        _ADDER,
-        "60",
-        str(limit),
-        stdout=asyncio.subprocess.PIPE,
-        env=hermes_env(hermes_home),
-        cwd=hermes_home.parent,
-    )
-    assert hermes.stdout is not None
-    assert await asyncio.wait_for(hermes.stdout.readline(), DRIVER_TIMEOUT) == b"ready\n"
-    ours = ["from memsvc first"]
-    while hermes.returncode is None and len(ours) < 400:
-        ours.append(f"from memsvc {len(ours)}")
-        await store.write("user", [Op("add", ours[-1])])
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(hermes.wait(), 0.001)
-    assert await asyncio.wait_for(hermes.wait(), DRIVER_TIMEOUT) == 0
-    expected = sorted([*ours, *(f"from Hermes {n}" for n in range(60))])
-    entries = sorted(parse(store.path("user").read_bytes()).entries)
-    assert entries == expected, (len(entries), len(expected))

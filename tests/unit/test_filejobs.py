@@ -45,11 +45,11 @@ class HeldDisk:
         self._released = threading.Event()
 
     def holding(self, call: Callable[..., T]) -> Callable[..., T]:
-        def held(*args: Any, **kwargs: Any) -> T:
+        def held(*args: Any) -> T:
             self.entered.set()
             if not self._released.wait(10):
                 raise OSError("the disk was never let go")
-            result = call(*args, **kwargs)
+            result = call(*args)
             self.finished.set()  # only once the call got through
             return result
 

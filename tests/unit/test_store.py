@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import fcntl
 import os
 import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import structlog
 from redis.asyncio import Redis
 
 from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout, Target
-from memsvc.store import locks as locks_module
 from memsvc.store.edits import EditRejected, Op
 from memsvc.store.filestore import BuiltinStore, Limits
 from memsvc.store.journal import FileJournal
@@ -263,60 +259,3 @@ async def test_writes_go_on_after_redis_lost_its_scripts(redis_store: BuiltinSto
     await redis_store._journal._redis.script_flush()  # type: ignore[union-attr]  # a restart
     await redis_store.write("user", [Op("add", "after")])
     assert await redis_store.read("user") == ["before", "after"]
-
-
-async def test_a_lease_holds_hermes_file_lock_and_waits_for_it(
-    layout: DataLayout, fake_redis: Redis
-) -> None:
-    """A Hermes agent holding ``USER.md.lock`` keeps a worker's write waiting until it lets
-    go; the worker writes then, on top of what Hermes wrote."""
-    locks = RedisLocks(fake_redis, Keys("t"), wait_seconds=10, layout=layout)
-    store = BuiltinStore(
-        layout, locks, user_id="u1", agent_id="a1", journal=FileJournal(fake_redis, Keys("t"))
-    )
-    await store.write("user", [Op("add", "first")])
-    path = store.path("user")
-    hermes = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    # (in a thread: the first write's lease and lock go on while its confirmation travels)
-    await asyncio.to_thread(fcntl.flock, hermes, fcntl.LOCK_EX)
-    write = asyncio.create_task(store.write("user", [Op("add", "after Hermes")]))
-    await asyncio.sleep(0.2)
-    assert not write.done()
-    path.write_bytes(b"first\n\xc2\xa7\nfrom Hermes")  # Hermes' write, under its lock
-    os.close(hermes)
-    await write
-    assert parse(path.read_bytes()).entries == ["first", "from Hermes", "after Hermes"]
-
-
-@pytest.mark.parametrize("lease", [True, False])
-async def test_a_file_system_that_cannot_lock(
-    lease: bool, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Under a Redis lease the file lock is for Hermes' sake: without it the lease still
-    serialises memsvc's writers, so the write goes on (logged once). Without Redis the
-    file lock is the only one: the write fails, and says why."""
-
-    def unsupported(fd: int, operation: int) -> None:
-        raise OSError(errno.ENOLCK, "No locks available")
-
-    monkeypatch.setattr(fcntl, "flock", unsupported)
-    monkeypatch.setattr(locks_module, "_unlockable_logged", False)
-    if lease:
-        keys = Keys("t")
-        store = BuiltinStore(
-            layout,
-            RedisLocks(fake_redis, keys, layout=layout),
-            user_id="u1",
-            agent_id="a1",
-            journal=FileJournal(fake_redis, keys),
-        )
-        with structlog.testing.capture_logs() as logs:
-            for n in range(2):
-                await store.write("user", [Op("add", f"fact {n}")])
-        assert await store.read("user") == ["fact 0", "fact 1"]
-        assert [e["event"] for e in logs].count("file_lock_unsupported") == 1
-    else:
-        store = BuiltinStore(layout, FileLocks(layout), user_id="u1", agent_id="a1")
-        with pytest.raises(OSError, match="No locks available"):
-            await store.write("user", [Op("add", "fact")])
-        assert not store.path("user").exists()
