@@ -12,8 +12,9 @@ write's receipt. Only then is the file renamed into place.
 
 The file can therefore lag behind the head, in two ways, both recognisable from
 its fingerprint: the head's writer has not renamed yet (or died before it did):
-the file is the head's base; or a writer that stalled after its commit renamed
-its older version late: the file is one whose rename was never confirmed.
+the file is the head's base, while the head's rename is unconfirmed; or a writer
+that stalled after its commit renamed its older version late: the file is one
+whose rename was never confirmed.
 Readers then serve the head's bytes, and the next writer (or the stalled writer
 itself, once it sees a newer head) puts them back on disk. Any other file is an
 edit made behind memsvc's back (by hand, by Hermes) and is taken as it is.
@@ -102,7 +103,7 @@ class Head:
     fingerprint: str
     base: str  # the file the head was computed from
     data: bytes
-    unconfirmed: frozenset[str]  # written and committed, rename not yet confirmed
+    unconfirmed: frozenset[str]  # committed; renamed late, not yet, or its confirmation lost
 
     def lagging(self, on_disk: str) -> bool:
         """Whether the file with fingerprint ``on_disk`` is behind this head: a late rename

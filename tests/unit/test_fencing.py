@@ -20,6 +20,7 @@ import pytest
 from redis.asyncio import Redis
 
 from memsvc.builtin.tool import MemoryTool
+from memsvc.errors import LockUnavailableError
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
 from memsvc.security.scanner import Scanner
@@ -310,6 +311,40 @@ async def test_a_file_deleted_by_hand_stays_deleted(
     assert await a.store.read("user") == []
     assert (await a.add("likes tea"))["success"]
     assert on_disk(path) == ["likes tea"]
+
+
+async def test_a_rename_whose_confirmation_was_lost_is_confirmed_by_the_check(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check of a commit left unconfirmed finds its file in place and confirms it, so
+    that the file deleted later stays deleted."""
+    a = Writer(layout, fake_redis)
+    confirm = a.journal.confirm
+    lost = []
+
+    async def lose_the_first(*args: Any, **kwargs: Any) -> int:
+        if not lost:
+            lost.append(args)
+            raise LockUnavailableError("cannot confirm to the file journal: connection reset")
+        return await confirm(*args, **kwargs)
+
+    monkeypatch.setattr(a.journal, "confirm", lose_the_first)
+    assert (await a.add("SSN 123-45-6789"))["success"]
+    await until(lambda: _true(bool(lost)))
+    head = await a.journal.head("user", "u1", "a1")
+    assert head is not None and head.fingerprint in head.unconfirmed
+    assert await a.store.put_right("user") is False  # the workers' check of due commits
+    head = await a.journal.head("user", "u1", "a1")
+    assert head is not None and not head.unconfirmed
+    path = a.store.path("user")
+    path.unlink()
+    assert await a.store.read("user") == []
+    await asyncio.sleep(0.1)  # no repair brings it back
+    assert not path.exists()
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 async def test_a_writer_cancelled_after_its_late_rename_still_puts_the_file_right(
