@@ -71,7 +71,8 @@ def test_the_corpora_written_elsewhere_share_no_text_with_what_the_scanner_learn
 def test_at_most_3_percent_of_honest_notes_written_elsewhere_are_refused(folder: Path) -> None:
     cases = load("benign", folder)
     refused = _refused(cases)
-    assert len(refused) <= 0.03 * len(cases), refused
+    # a count, never the texts: some of these folders are kept unread by anyone here
+    assert len(refused) <= 0.03 * len(cases), f"{len(refused)} of {len(cases)} refused"
 
 
 def _fill(unit: str) -> str:
