@@ -449,10 +449,7 @@ class BuiltinStore:
         assert self._journal is not None
         head = await self._journal.head(target, self.user_id, self.agent_id)
         (state,) = await read_files([self._files[target]])
-        on_disk = state.fingerprint
-        if head is not None and on_disk == head.fingerprint and on_disk in head.unconfirmed:
-            # renamed, its confirmation lost (Redis away, the writer killed): the file on
-            # disk is the proof, and until it is confirmed its base counts as lagging
+        if head is not None and head.renamed_unconfirmed(state.fingerprint):
             await self._journal.confirm(target, self.user_id, self.agent_id, head.fingerprint)
         elif CurrentFile(state, head).lagging:
             await self.write(target, [])

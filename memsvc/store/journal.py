@@ -109,12 +109,18 @@ class Head:
         """Whether the file with fingerprint ``on_disk`` is behind this head: a late rename
         of a version the head superseded, or the head's base while the head's own rename
         is not confirmed. Once it is, a file that is the base again was put back or
-        deleted by hand (a user's memory erased on request): an edit, taken as it is."""
+        deleted by hand: an edit, taken as it is."""
         if on_disk == self.fingerprint:
             return False
         if on_disk in self.unconfirmed:
             return True
         return on_disk == self.base and self.fingerprint in self.unconfirmed
+
+    def renamed_unconfirmed(self, on_disk: str) -> bool:
+        """Whether the file with fingerprint ``on_disk`` is this head, renamed into place
+        with its confirmation lost (Redis away, the writer killed): the file is the proof,
+        and until it is confirmed the head's base counts as lagging."""
+        return on_disk == self.fingerprint and on_disk in self.unconfirmed
 
 
 def decode_head(fields: Any, unconfirmed: Sequence[bytes]) -> Head | None:

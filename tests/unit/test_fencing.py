@@ -292,8 +292,8 @@ async def test_an_edit_made_behind_the_services_back_is_taken_as_it_is(
 async def test_a_file_deleted_by_hand_stays_deleted(
     deleted: str, writes: int, layout: DataLayout, fake_redis: Redis
 ) -> None:
-    """Deleting a memory file (a user's memory erased on request) is an edit too: the
-    journal's copy of the write that created the file is not served or put back."""
+    """Deleting a memory file by hand is an edit too: the journal's copy of the write that
+    created the file is not served or put back."""
     a = Writer(layout, fake_redis)
     for n in range(writes):
         assert (await a.add(f"SSN 123-45-678{n}"))["success"]
@@ -330,7 +330,11 @@ async def test_a_rename_whose_confirmation_was_lost_is_confirmed_by_the_check(
 
     monkeypatch.setattr(a.journal, "confirm", lose_the_first)
     assert (await a.add("SSN 123-45-6789"))["success"]
-    await until(lambda: _true(bool(lost)))
+
+    async def confirmation_lost() -> bool:  # it travels after the reply
+        return bool(lost)
+
+    await until(confirmation_lost)
     head = await a.journal.head("user", "u1", "a1")
     assert head is not None and head.fingerprint in head.unconfirmed
     assert await a.store.put_right("user") is False  # the workers' check of due commits
@@ -341,10 +345,6 @@ async def test_a_rename_whose_confirmation_was_lost_is_confirmed_by_the_check(
     assert await a.store.read("user") == []
     await asyncio.sleep(0.1)  # no repair brings it back
     assert not path.exists()
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 async def test_a_writer_cancelled_after_its_late_rename_still_puts_the_file_right(
