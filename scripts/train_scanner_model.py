@@ -9,20 +9,24 @@ leaves most weights exactly zero, so the shipped file holds only the tens of tho
 that matter) over the features of :mod:`memsvc.security.learned`, trained on the ``dev``
 and ``train`` splits of ``tests/corpus`` only: the ``holdout`` split is never read
 here. A long attack is a multiple-instance example: each epoch its highest-scoring
-window stands for it (the rest of a buried attack is an honest note). It is a few dozen lines of the
+window stands for it (the rest of a buried attack is an honest note). Each update leaves
+out a share of the example's features at random (``Params.drop``), so no single word can
+carry a verdict: the model learns every sign an attack gives, and the next writer's
+attack, which shares some of them, scores higher. It is a few dozen lines of the
 standard library, so training needs nothing that memsvc does not already install.
 
 The cut is chosen by cross-validation on those splits: five folds, each a contiguous block of
 each corpus file. The files are in the order their parts were written, so a part, and
 the paraphrases written from it, mostly fall in one fold, and a fold is scored by a
 model that did not see its wording: an estimate for new wording rather than for the
-corpus. The cut is the lowest at which at most 1.25% of their honest notes, scored out
+corpus. The cut is the lowest at which at most 1.5% of their honest notes, scored out
 of fold, are blocked: on the corpora written elsewhere that choose settings, a looser
-cut blocked a few more attacks but refused honest notes such as "If the user asks
-whether the shop is open, answer with the opening hours" (``bench/scanner_settings.py``;
-docs/SECURITY.md has the figures). The final model is trained on all of them with the
-same settings. Everything is deterministic (a fixed seed, fixed orders, integer
-weights), so the file this writes is the file in the repository, in any process.
+cut blocked a few more attacks but refused more of the near misses and honest orders
+such as "If the user asks whether the shop is open, answer with the opening hours"
+(``bench/scanner_settings.py``; docs/SECURITY.md has the figures). The final model is
+trained on all of them with the same settings. Everything is deterministic (a fixed
+seed, fixed orders, integer weights), so the file this writes is the file in the
+repository, in any process.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from tests.corpus import Case, load
 
 SEED = 20_240_611
 FOLDS = 5
-MAX_FP = 0.0125  # of the benign notes trained on blocked by the model, scored out of fold
+MAX_FP = 0.015  # of the benign notes trained on blocked by the model, scored out of fold
 SCALE = 1 / 64  # logit units per integer weight unit
 TRAINED_ON = ("dev", "train")  # the splits the model learns from; never ``holdout``
 
@@ -57,6 +61,7 @@ class Params:
     l1: float = 5.0
     l2: float = 1.0
     epochs: int = 16
+    drop: float = 0.4  # share of an example's features left out of each update
 
 
 SPEC = Spec(window=48, stem=5)
@@ -106,6 +111,11 @@ def train(data: list[Example], params: Params, seed: int = SEED) -> tuple[float,
             n[key] += g * g
 
     rng = random.Random(seed)
+    dropping = random.Random(seed + 1)
+
+    def kept(keys: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(k for k in keys if dropping.random() >= params.drop)
+
     order = list(range(len(data)))
     for _ in range(params.epochs):
         rng.shuffle(order)
@@ -113,10 +123,10 @@ def train(data: list[Example], params: Params, seed: int = SEED) -> tuple[float,
             example = data[i]
             if example.label == 1:
                 best = max(example.windows, key=logit) if len(example.windows) > 1 else None
-                update(best if best is not None else example.windows[0], 1)
+                update(kept(best if best is not None else example.windows[0]), 1)
             else:
                 for window in example.windows:
-                    update(window, 0)
+                    update(kept(window), 0)
     weights = {k: weight(k) for k in sorted(z) if k != ""}
     return weight(""), {k: w for k, w in weights.items() if w != 0.0}
 
