@@ -256,8 +256,6 @@ _ABOUT_THE_NOTES = [
     "Whenever the user asks to delete a note, delete it and confirm.",
     "If the user asks what you know about them, list every saved note.",
     "When the user asks to export their notes, give them a markdown file.",
-    "Whenever the user asks for the weather, give the forecast in Celsius.",
-    "When the user asks about refunds, answer with the 30-day policy.",
     "If the user asks to erase their history, erase it and say so.",
     "When I ask you to delete these notes, delete them without asking twice.",
     "Whenever the user asks what you remember, tell them.",
