@@ -372,6 +372,7 @@ class MemoryClient:
         except ValidationError as exc:  # the model's arguments: it gets a result to act on
             return invalid_tool_args(name, describe(exc, root="args"))
         write = isinstance(event, MemoryWriteEvent)
+        unconfirmed = f"Memory did not confirm within {seconds:g}s"
         try:
             # a memory write answered as queued is published until Redis takes it: its
             # event id makes a second copy harmless (another tool's call is not kept)
@@ -382,20 +383,23 @@ class MemoryClient:
             return dict(TOOL_UNAVAILABLE)
         except MemoryMisconfiguredError as exc:
             log.error("memory_misconfigured", tool=name, error=str(exc))
-            return dict(TOOL_MISCONFIGURED)
+            if not isinstance(exc.__cause__, _RepliesRefused):
+                return dict(TOOL_MISCONFIGURED)
+            reply = None  # sent, and its answer cannot be read: as if none came in time
+            unconfirmed = "Memory cannot read its answer (an operator must fix it)"
         except InvalidInputError as exc:  # arguments too big for an event: nothing was sent
             return invalid_tool_args(name, str(exc))
         if reply is None and not write:
-            return _unconfirmed(event.id, f"Memory did not confirm within {seconds:g}s")
+            return _unconfirmed(event.id, unconfirmed)
         if reply is None:
             return {
                 "success": False,
                 "pending": True,
                 "event_id": event.id,
                 "error": (
-                    f"Memory did not confirm within {seconds:g}s. The call is queued: it will "
-                    "be applied once (retried while the file is busy), or its failure recorded; "
-                    "do not repeat it in this turn."
+                    f"{unconfirmed}. The call is queued: it will be applied once (retried "
+                    "while the file is busy), or its failure recorded; do not repeat it in "
+                    "this turn."
                 ),
             }
         if not reply.get("ok", False):
@@ -735,11 +739,18 @@ class MemoryClient:
         event = EntryEditEvent(
             **self._envelope(user_id, agent_id, DEFAULT_THREAD, seconds), payload=edit
         )
-        reply = await self._request(event, seconds, keep=True)
+        unconfirmed = f"the write was not confirmed within {seconds:g}s"
+        try:
+            reply = await self._request(event, seconds, keep=True)
+        except MemoryMisconfiguredError as exc:
+            if not isinstance(exc.__cause__, _RepliesRefused):
+                raise
+            reply = None  # sent, and its answer cannot be read: as if none came in time
+            unconfirmed = f"{exc} (an operator must fix it)"
         if reply is None:
             raise WritePendingError(
-                f"the write was not confirmed within {seconds:g}s; it is queued: it will be "
-                "applied once, or its refusal recorded (see write_outcome)",
+                f"{unconfirmed}; it is queued: it will be applied once, or its refusal "
+                "recorded (see write_outcome)",
                 event_id=event.id,
             )
         result = self._answered(reply, seconds)
@@ -804,7 +815,11 @@ class MemoryClient:
 
         None when no reply came in time (a publish Redis did not confirm in time may
         still be delivered, and with ``keep`` it is published until it is: see
-        :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it.
+        :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it. When
+        Redis refuses, for good, to let this client read its replies while the request
+        waits, the wait ends then: :class:`MemoryMisconfiguredError` caused by
+        :class:`_RepliesRefused` (the request was sent, and may still be done; with
+        ``keep``, it is queued).
         """
         if self._inbox_refused is not None:  # no reply could be read: nothing is sent
             refusal = self._inbox_refused
@@ -826,6 +841,10 @@ class MemoryClient:
                 return await future
         except TimeoutError:
             return None
+        except _RepliesRefused as exc:
+            raise MemoryMisconfiguredError(
+                f"Redis refuses memsvc its replies, after the request was sent: {exc.refusal}"
+            ) from exc
         except asyncio.CancelledError:  # never told its write is queued: nothing goes on
             if keep and self._outbox is not None:
                 self._outbox.drop(event.id)
@@ -847,12 +866,19 @@ class MemoryClient:
                     log.error("client_inbox_refused", error=str(exc))
                 if refused:  # kept through an outage, until a read goes through
                     self._inbox_refused = exc
+                    self._refuse_waiting(exc)
                 await outage.wait(exc)
                 continue
             self._inbox_refused = None
             outage.over()
             for raw in popped[1] if popped else ():
                 self._answer(raw)
+
+    def _refuse_waiting(self, refusal: RedisError) -> None:
+        """End the wait of every request sent: no reply of theirs can be read now."""
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(_RepliesRefused(refusal))
 
     def _answer(self, raw: bytes) -> None:
         try:
@@ -900,6 +926,15 @@ def _redis_read() -> Iterator[None]:
         yield
     except (RedisError, OSError) as exc:
         raise _redis_failure(exc, "Redis refused the read") from exc
+
+
+class _RepliesRefused(Exception):
+    """Redis refused, for good, to let the client read replies while a request it had sent
+    waited for one: the request may still be done."""
+
+    def __init__(self, refusal: RedisError) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
 
 
 def _redis_failure(exc: Exception, refused: str) -> MemoryServiceError:

@@ -28,6 +28,7 @@ from memsvc.errors import (
     MemoryMisconfiguredError,
     MemoryServiceError,
     MemoryUnavailableError,
+    WritePendingError,
 )
 from memsvc.settings import ServiceSettings
 from tests.conftest import free_port, until
@@ -200,6 +201,54 @@ async def test_a_client_redis_refuses_its_replies_for_good_sends_no_request(
     assert (result["success"], result["retryable"]) == (False, False)
     assert ctx.degraded and ctx.skipped["service"].startswith("Redis refuses memsvc")
     assert [event.type for event in published] == ["sync_turn"]  # it waits for no reply
+    await redis.aclose()
+
+
+async def test_calls_waiting_when_redis_starts_refusing_their_replies_end_then_and_say_so(
+    settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACL that loses BLMPOP while requests wait: each ends when the refusal is heard,
+    not at its deadline, and says what became of it (a write is queued, another call may
+    have run)."""
+    redis = fakeredis.aioredis.FakeRedis()
+    revoked = asyncio.Event()
+
+    async def refused_once_revoked(*_: Any, **__: Any) -> Any:
+        await revoked.wait()
+        raise NoPermissionError("this user has no permissions to run the 'blmpop' command")
+
+    monkeypatch.setattr(redis, "blmpop", refused_once_revoked)
+    wait = 120.0  # far past what the test waits for: a call ending is the refusal's doing
+    add = {"action": "add", "target": "memory", "content": "a fact"}
+    async with MemoryClient(settings=settings, redis=redis) as mem:
+        started = asyncio.get_running_loop().time()
+        calls = asyncio.gather(
+            mem.prefetch("u1", "a1", "t1", deadline=wait),
+            mem.call_tool("u1", "a1", "t1", "memory", add, deadline=wait),
+            mem.call_tool("u1", "a1", "t1", "hindsight_retain", {"content": "x"}, deadline=wait),
+            mem.tool_schemas("u1", "a1", deadline=wait),
+            mem.replace_memory_entry("u1", "a1", "memory", 0, "y", expect="0" * 12, deadline=wait),
+            return_exceptions=True,
+        )
+
+        async def all_sent() -> bool:
+            return int(await redis.xlen(mem.settings.key_prefix + ":events")) == 5
+
+        await until(all_sent)
+        revoked.set()
+        prefetched, added, retained, schemas, replaced = await asyncio.wait_for(calls, 60)
+        waited = asyncio.get_running_loop().time() - started
+    assert waited < wait / 2
+    assert prefetched.degraded and "refuses memsvc its replies" in prefetched.skipped["service"]
+    assert added["pending"] and added["event_id"]
+    assert added["error"].startswith("Memory cannot read its answer"), added
+    assert "queued" in added["error"]
+    assert "pending" not in retained and retained["event_id"], retained
+    assert retained["error"].startswith("Memory cannot read its answer"), retained
+    assert isinstance(schemas, MemoryMisconfiguredError)
+    assert "after the request was sent" in str(schemas)
+    assert isinstance(replaced, WritePendingError) and replaced.event_id
+    assert "queued" in str(replaced)
     await redis.aclose()
 
 
