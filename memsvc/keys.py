@@ -71,6 +71,11 @@ class Keys:
         return f"{self.prefix}:workers"
 
     @property
+    def workers_seen(self) -> str:
+        """When each worker last beat, in Redis' clock (see ``EventBus.beat``)."""
+        return f"{self.prefix}:workers:seen"
+
+    @property
     def log(self) -> str:
         return f"{self.prefix}:log"
 

@@ -80,7 +80,7 @@ class Gateway:
     mem: MemoryClient
     tokens: Tokens
     no_auth: bool
-    ready_within_ms: int  # a worker that read the stream this recently is alive
+    ready_within_ms: int  # a worker that beat or read the stream this recently is alive
     refused: str | None = None  # Redis' refusal the readiness check logged last
 
     def note_refusal(self, refusal: Exception | None) -> None:
@@ -458,11 +458,12 @@ async def healthz() -> dict[str, str]:
 @ops.get("/readyz", response_model=dict[str, Any], responses={503: {"model": dict[str, Any]}})
 async def readyz(request: Request) -> JSONResponse:
     """Ready: Redis answers, does not refuse this gateway's user (its credentials, an ACL
-    refusing the events' publish or the replies' read) and a worker read the event stream
-    lately. ``writable: false`` (out of memory, a read-only replica ...) does not take
-    readiness away: every gateway sharing the Redis meets it alike, and the calls it fails
-    say so. ``refused`` and ``writable`` are ``null`` when Redis did not say. Why Redis
-    refuses is in the gateway's log, not in this answer, which needs no token."""
+    refusing the events' publish or the replies' read) and a worker is alive (it beat or
+    read the event stream lately). ``writable: false`` (out of memory, a read-only
+    replica ...) does not take readiness away: every gateway sharing the Redis meets it
+    alike, and the calls it fails say so. ``refused`` and ``writable`` are ``null`` when
+    Redis did not say. Why Redis refuses is in the gateway's log, not in this answer,
+    which needs no token."""
     gateway = _gateway(request)
     inbox = gateway.mem.inbox_refusal
     try:

@@ -52,6 +52,19 @@ return mine
 """
 
 
+# Notes that worker ``ARGV[1]`` is alive now, in Redis' clock (hosts' clocks may
+# disagree), and forgets workers silent for ``ARGV[2]`` ms.
+_BEAT_SCRIPT = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+return 1
+"""
+# a worker silent this long is forgotten by the others' beats
+FORGET_SILENT_MS = 24 * 3600 * 1000
+
+
 # Logs a finished event, parks it if it is dead, acknowledges and deletes it, and
 # replies (``KEYS[4]``, if given). The append is the script's first write, where Redis
 # checks ``maxmemory`` (and a replica refuses writes): a Redis out of memory refuses the
@@ -82,7 +95,7 @@ return 1
 class Readiness:
     """What the stream's readiness check found."""
 
-    workers: int  # consumers that read the stream lately
+    workers: int  # workers that read the stream or beat lately
     refusal: ResponseError | None  # what Redis refused: an event published now, or the check
 
 
@@ -109,6 +122,7 @@ class EventBus:
         self.log = log
         self._refresh = redis.register_script(_REFRESH_SCRIPT)
         self._finish = redis.register_script(_FINISH_SCRIPT)
+        self._beat = redis.register_script(_BEAT_SCRIPT)
 
     async def publish(self, event: Any, *, order: str | None = None) -> str:
         """Append one event; returns its stream id. One round trip.
@@ -231,6 +245,12 @@ class EventBus:
         )
         return {_text(stream_id) for stream_id in mine}
 
+    async def beat(self, consumer: str) -> None:
+        """Say ``consumer`` is alive. Redis before 7.2 counts a consumer's blocked read that
+        returned nothing as no interaction (``XINFO CONSUMERS`` shows it idle from its last
+        delivery on), so an idle worker's reads would not show it alive."""
+        await self._beat(keys=[self._keys.workers_seen], args=[consumer, FORGET_SILENT_MS])
+
     async def reply(self, reply_to: str, reply: dict[str, Any]) -> None:
         """Answer the waiting caller now (before slower work that must precede the ack)."""
         async with self._redis.pipeline(transaction=False) as pipe:
@@ -327,17 +347,21 @@ class EventBus:
         """The live workers and whether Redis would take an event published now, in one
         round trip.
 
-        A worker that read the stream within the last ``within_ms`` is live: a blocked
-        read counts, so an idle worker is live and one that died or froze is not. The
-        publish is asked with an ``XADD`` of the id ``0-0``: Redis checks it against the
-        user's rights, its memory and its role, then refuses the id without writing or
-        creating anything (it never looks at the key, so a key of another type passes).
-        Each probe is an error reply Redis counts in its error statistics.
+        A worker that beat (:meth:`beat`) or read the stream within the last
+        ``within_ms`` is live, so an idle worker is live and one that died or froze is
+        not (a blocked read counts as a read from Redis 7.2 on; a worker beats several
+        times a ``claim_idle``). The publish is asked with an ``XADD`` of the id ``0-0``:
+        Redis checks it against the user's rights, its memory and its role, then refuses
+        the id without writing or creating anything (it never looks at the key, so a key
+        of another type passes). Each probe is an error reply Redis counts in its error
+        statistics.
         """
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.xinfo_consumers(self._keys.events, self._keys.workers_group)
             pipe.xadd(self._keys.events, {"probe": ""}, id="0-0")
-            consumers, probed = await pipe.execute(raise_on_error=False)
+            pipe.time()
+            pipe.zrange(self._keys.workers_seen, 0, -1, withscores=True)
+            consumers, probed, now, seen = await pipe.execute(raise_on_error=False)
         refusal = None
         if isinstance(probed, ResponseError):
             if "must be greater than 0-0" not in str(probed):
@@ -346,15 +370,20 @@ class EventBus:
             refusal = ResponseError(f"unexpected answer to a probe: {probed!r}")
         if isinstance(consumers, ResponseError):  # no stream or group yet: no worker joined
             return Readiness(0, consumers if lasting_refusal(consumers) else refusal)
-        live = sum(1 for consumer in consumers if int(consumer["idle"]) < within_ms)
-        return Readiness(live, refusal)
+        live = {_text(c["name"]) for c in consumers if int(c["idle"]) < within_ms}
+        if not isinstance(now, ResponseError) and not isinstance(seen, ResponseError):
+            since = now[0] * 1000 + now[1] // 1000 - within_ms
+            live.update(_text(name) for name, at in seen if at > since)
+        return Readiness(len(live), refusal)
 
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)
         return int(info["pending"]) if info else 0
 
     async def leave(self, consumer: str) -> None:
-        """Deregister ``consumer`` - only when it holds nothing, which would become unclaimable."""
+        """Deregister ``consumer`` - only when it holds nothing, which would become unclaimable.
+        It is no longer live either way."""
+        await self._redis.zrem(self._keys.workers_seen, consumer)
         held = await self._redis.xpending_range(
             self._keys.events, self._keys.workers_group, "-", "+", 1, consumername=consumer
         )

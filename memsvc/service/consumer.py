@@ -242,7 +242,12 @@ class Consumer:
             raise MemoryMisconfiguredError(f"Redis refuses this worker: {exc}") from exc
 
     async def _heartbeats(self) -> None:
+        """Every heartbeat: say this worker is alive, and keep the events it runs."""
         while True:
+            try:
+                await self._bus.beat(self.name)
+            except Exception as exc:  # readiness falls back on the worker's reads
+                log.warning("beat_failed", error=repr(exc))
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._keep_held()

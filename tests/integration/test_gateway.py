@@ -111,6 +111,27 @@ async def test_an_agent_over_http_reaches_the_workers_and_a_revoked_token_nothin
             await mem.get_memory("alice", "coder")
 
 
+async def test_a_worker_with_nothing_to_do_keeps_the_gateway_ready_and_a_dead_one_does_not(
+    workers: WorkerPool,
+) -> None:
+    """On Redis before 7.2 an idle worker's consumer shows idle since its last delivery,
+    however often its blocked reads come back empty: readiness must not take a quiet
+    service out of a load balancer."""
+    workers.env["MEMSVC_CLAIM_IDLE_SECONDS"] = "4"  # the workers' beats and the gateway's window
+    await workers.start(1)
+    async with serving(workers) as served, httpx.AsyncClient() as http:
+        await asyncio.sleep(10)  # no event delivered for two and a half windows
+        ready = await http.get(served + "/readyz")
+        assert ready.status_code == 200 and ready.json()["workers"] == 1, ready.json()
+        workers.kill(0)
+
+        async def not_ready() -> bool:
+            return (await http.get(served + "/readyz")).status_code == 503
+
+        await until(not_ready)
+        assert (await http.get(served + "/readyz")).json()["workers"] == 0
+
+
 async def test_a_token_revoked_through_one_gateway_is_refused_by_another_that_kept_it(
     workers: WorkerPool,
 ) -> None:

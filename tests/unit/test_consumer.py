@@ -451,6 +451,29 @@ async def test_a_worker_stopped_as_it_starts_leaves_no_task_and_no_consumer(
     assert "w-brief" not in [c["name"].decode() for c in consumers]  # not joined for good
 
 
+async def test_readiness_counts_a_worker_that_beat_lately_and_forgets_one_that_left(
+    service: Service,
+) -> None:
+    """A worker is live by its beats where Redis (before 7.2) shows an idle worker's
+    consumer idle since its last delivery; a beat from longer ago than the window is not
+    a live worker, and a worker that leaves is gone at once."""
+    bus, keys = service.runtime.bus, service.runtime.keys
+    await until(lambda: _seen(service, "w1"))  # the running worker beats as it starts
+    await service.redis.xgroup_delconsumer(keys.events, keys.workers_group, "w1")
+    assert (await bus.readiness(60_000)).workers == 1  # by its beat alone
+    seconds, micros = await service.redis.time()
+    now_ms = seconds * 1000 + micros // 1000
+    await service.redis.zadd(keys.workers_seen, {"w-silent": now_ms - 120_000})
+    assert (await bus.readiness(60_000)).workers == 1  # not the one silent for 2 minutes
+    assert (await bus.readiness(300_000)).workers == 2
+    await service.stop_consumers()
+    assert (await bus.readiness(60_000)).workers == 0
+
+
+async def _seen(service: Service, name: str) -> bool:
+    return await service.redis.zscore(service.runtime.keys.workers_seen, name) is not None
+
+
 async def test_a_new_thread_is_detected_as_a_session_switch(service: Service) -> None:
     await service.client.prefetch("u1", "a1", "t1")
     await service.client.prefetch("u1", "a1", "t1")
