@@ -50,6 +50,12 @@ class ToolOutcome:
     target: Target = "memory"
     changes: list[Change] = field(default_factory=list)
     position: FilePosition | None = None  # where it was applied among its file's writes
+    repeat: bool = False  # a copy of an event that ended already: its first outcome
+
+    @classmethod
+    def of_receipt(cls, receipt: Receipt) -> ToolOutcome:
+        """The outcome a receipt recorded, for a copy of its event delivered again."""
+        return cls(receipt.result, receipt.target, receipt.changes, receipt.position, repeat=True)
 
     @property
     def text(self) -> str:
@@ -109,9 +115,16 @@ class MemoryTool:
         self, running: Awaitable[ToolOutcome], receipt: EventReceipt | None
     ) -> ToolOutcome:
         outcome = await running
-        # a write that changed the file recorded its receipt with its commit
+        # a write that changed the file recorded its receipt with its commit; a refusal is
+        # recorded after the lock, with where it stood among the file's writes (replay
+        # orders it there), unless another copy of the event ended first: then every copy
+        # answers with that copy's outcome
         if receipt is not None and not outcome.changes and not outcome.result.get("retryable"):
-            await receipt.record(Receipt(outcome.result, outcome.target, []))
+            refusal = Receipt(outcome.result, outcome.target, [], outcome.position)
+            if not await receipt.record(refusal):
+                prior = await receipt.load()
+                if prior is not None and not prior.parked:
+                    return ToolOutcome.of_receipt(prior)
         return outcome
 
     async def _call(self, args: Any, thread_id: str, receipt: EventReceipt | None) -> ToolOutcome:
@@ -220,8 +233,8 @@ class MemoryTool:
             applied = await self._store.write(target, ops, guard=guard, vet=self._vet)
         except AlreadyApplied:
             assert guard is not None and guard.prior is not None
-            prior = guard.prior  # logged again with where it was applied: replay orders it
-            return ToolOutcome(prior.result, prior.target, prior.changes, prior.position)
+            # logged again with where it was applied: replay orders it
+            return ToolOutcome.of_receipt(guard.prior)
         except EditRejected as rejected:
             entries = rejected.against
             if entries is None:

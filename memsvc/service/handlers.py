@@ -375,6 +375,7 @@ class EventHandlers:
                 "target": outcome.target,
                 **({"position": list(outcome.position)} if outcome.position else {}),  # replay
                 **({} if mirror else {"mirror": False}),
+                **({"repeat": True} if outcome.repeat else {}),  # answered from its receipt
             },
             after_reply=[follow] if follows else [],
         )

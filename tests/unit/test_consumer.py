@@ -26,6 +26,7 @@ from memsvc.store import filejobs
 from memsvc.store.edits import Op
 from memsvc.store.filejobs import FileJobs
 from memsvc.store.filestore import BuiltinStore
+from memsvc.store.receipts import EventReceipt, Receipt
 from tests.conftest import until
 from tests.unit.conftest import Service
 
@@ -136,6 +137,56 @@ async def test_a_redelivered_write_is_applied_once(service: Service) -> None:
     assert await store.read("user") == []
     entries = await service.log()
     assert entries[2].detail["result"] == entries[0].detail["result"]
+    # a reader of the log (log tail, the gateway's page) tells the copy from an application
+    assert entries[2].detail["repeat"] is True and "repeat" not in entries[0].detail
+
+
+async def test_copies_of_one_write_on_two_workers_answer_alike_when_a_refusal_lands_last(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two copies of one event (the client's outbox published it again) on two workers:
+    the first is refused under the lock, and before its refusal is recorded another
+    write makes it applicable and the second copy applies it. The first must not tell
+    the caller it was refused: every copy answers with the outcome recorded first."""
+    await service.stop_consumers()
+    live, other = service.runtime, service.worker_runtime()
+    remove = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
+    )
+    add = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t2",
+        payload=MemoryWritePayload(args={**ADD, "content": "X marks"}),
+    )
+    key = live.keys.receipt("u1", remove.id)
+    refusing, go_on = asyncio.Event(), asyncio.Event()
+    record = EventReceipt.record
+
+    async def recorded_late(self: EventReceipt, receipt: Receipt, **kwargs: Any) -> bool:
+        if self.key == key and not receipt.result["success"] and not refusing.is_set():
+            refusing.set()
+            await go_on.wait()  # a stall between the lock's release and the record
+        return await record(self, receipt, **kwargs)
+
+    monkeypatch.setattr(EventReceipt, "record", recorded_late)
+    first = asyncio.create_task(EventHandlers(live).handle(remove))
+    await refusing.wait()
+    await EventHandlers(other).handle(add)
+    second = await EventHandlers(other).handle(remove)
+    go_on.set()
+    first_copy = await first
+    await other.aclose()
+    assert second.reply["success"] is True and second.reply["message"] == "Entry removed."
+    assert first_copy.reply == second.reply
+    assert first_copy.detail["repeat"] is True
+    store = (await live.memory("u1", "a1")).manager.builtin.store
+    assert await store.read("user") == []
 
 
 REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}

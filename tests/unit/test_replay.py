@@ -297,6 +297,43 @@ async def test_a_write_delivered_twice_replays_once_where_it_was_applied(
     assert report.repeated == (1 if first_record == "logged" else 0)
 
 
+@pytest.mark.parametrize("first_record", ["logged", "lost"])
+async def test_a_refusal_delivered_twice_replays_where_it_was_refused(
+    service: Service, tmp_path: Path, first_record: str
+) -> None:
+    """remove X is refused (there is no X), X is added, then the remove arrives again: it
+    is answered from its receipt with the refusal's place among the file's writes, so a
+    replay refuses it too, even when the first copy's record was lost (its worker died
+    after recording the refusal, before it logged)."""
+    remove = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
+    )
+    await service.client.call_tool(
+        "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "zero"}
+    )
+    await service.runtime.bus.publish(remove)
+    await until(lambda: _logged(service, remove.id, 1))
+    added = await service.client.call_tool(
+        "u1", "a1", "t2", "memory", {"action": "add", "target": "user", "content": "X"}
+    )
+    assert added["success"]
+    await service.runtime.bus.publish(remove)  # the same event id, delivered again
+    await until(lambda: _logged(service, remove.id, 2))
+    first, again = [entry for entry in await service.log() if entry.event_id == remove.id]
+    assert again.detail["result"] == first.detail["result"]
+    assert again.detail["result"]["success"] is False
+    assert again.detail["position"] == first.detail["position"]  # from the refusal's receipt
+    if first_record == "lost":
+        await service.redis.xdel(service.runtime.keys.log, first.stream_id)
+    report = await replay_against_live(service, tmp_path / "replayed")
+    assert report.files == {"users/u1/USER.md": "same"}
+    assert report.different_results == []
+
+
 async def _logged(service: Service, event_id: str, records: int) -> bool:
     return sum(entry.event_id == event_id for entry in await service.log()) >= records
 
