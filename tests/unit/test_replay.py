@@ -268,28 +268,10 @@ async def test_a_write_delivered_twice_replays_once_where_it_was_applied(
     """add X, remove X, then the add arrives again (a worker died before its ack, or a
     retry published it twice): applied once live, so once on replay, before the remove.
     ``lost``: the first delivery's worker died right after its commit, before it logged."""
-    add = MemoryWriteEvent(
-        **stamp(),
-        user_id="u1",
-        agent_id="a1",
-        thread_id="t1",
-        payload=MemoryWritePayload(args={"action": "add", "target": "user", "content": "X"}),
-    )
-    await service.client.call_tool(
-        "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "zero"}
-    )
-    await service.runtime.bus.publish(add)
-    await until(lambda: _logged(service, add.id, 1))
-    removed = await service.client.call_tool(
-        "u1", "a1", "t2", "memory", {"action": "remove", "target": "user", "old_text": "X"}
-    )
-    assert removed["success"]
-    await service.runtime.bus.publish(add)  # the same event id, delivered again
-    await until(lambda: _logged(service, add.id, 2))
-    first, again = [entry for entry in await service.log() if entry.event_id == add.id]
+    add = {"action": "add", "target": "user", "content": "X"}
+    remove = {"action": "remove", "target": "user", "old_text": "X"}
+    first, again = await _delivered_twice(service, add, remove, first_record)
     assert again.detail["position"] == first.detail["position"]  # from the write's receipt
-    if first_record == "lost":
-        await service.redis.xdel(service.runtime.keys.log, first.stream_id)
     report = await replay_against_live(service, tmp_path / "replayed")
     assert report.files == {"users/u1/USER.md": "same"}
     assert (tmp_path / "replayed/users/u1/USER.md").read_bytes() == b"zero"
@@ -305,33 +287,43 @@ async def test_a_refusal_delivered_twice_replays_where_it_was_refused(
     is answered from its receipt with the refusal's place among the file's writes, so a
     replay refuses it too, even when the first copy's record was lost (its worker died
     after recording the refusal, before it logged)."""
-    remove = MemoryWriteEvent(
+    remove = {"action": "remove", "target": "user", "old_text": "X"}
+    add = {"action": "add", "target": "user", "content": "X"}
+    first, again = await _delivered_twice(service, remove, add, first_record)
+    assert again.detail["result"] == first.detail["result"]
+    assert again.detail["result"]["success"] is False
+    assert again.detail["position"] == first.detail["position"]  # from the refusal's receipt
+    report = await replay_against_live(service, tmp_path / "replayed")
+    assert report.files == {"users/u1/USER.md": "same"}
+    assert report.different_results == []
+
+
+async def _delivered_twice(
+    service: Service, twice: dict[str, Any], between: dict[str, Any], first_record: str
+) -> tuple[Any, Any]:
+    """A USER.md holding "zero"; a write of ``twice`` delivered, then ``between`` made
+    through the client, then ``twice`` delivered again (the same event id); the records of
+    its two copies. ``lost``: the first copy's record is deleted, as when its worker died
+    after its outcome was recorded and before it logged."""
+    event = MemoryWriteEvent(
         **stamp(),
         user_id="u1",
         agent_id="a1",
         thread_id="t1",
-        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
+        payload=MemoryWritePayload(args=twice),
     )
     await service.client.call_tool(
         "u1", "a1", "t1", "memory", {"action": "add", "target": "user", "content": "zero"}
     )
-    await service.runtime.bus.publish(remove)
-    await until(lambda: _logged(service, remove.id, 1))
-    added = await service.client.call_tool(
-        "u1", "a1", "t2", "memory", {"action": "add", "target": "user", "content": "X"}
-    )
-    assert added["success"]
-    await service.runtime.bus.publish(remove)  # the same event id, delivered again
-    await until(lambda: _logged(service, remove.id, 2))
-    first, again = [entry for entry in await service.log() if entry.event_id == remove.id]
-    assert again.detail["result"] == first.detail["result"]
-    assert again.detail["result"]["success"] is False
-    assert again.detail["position"] == first.detail["position"]  # from the refusal's receipt
+    await service.runtime.bus.publish(event)
+    await until(lambda: _logged(service, event.id, 1))
+    assert (await service.client.call_tool("u1", "a1", "t2", "memory", between))["success"]
+    await service.runtime.bus.publish(event)  # the same event id, delivered again
+    await until(lambda: _logged(service, event.id, 2))
+    first, again = [entry for entry in await service.log() if entry.event_id == event.id]
     if first_record == "lost":
         await service.redis.xdel(service.runtime.keys.log, first.stream_id)
-    report = await replay_against_live(service, tmp_path / "replayed")
-    assert report.files == {"users/u1/USER.md": "same"}
-    assert report.different_results == []
+    return first, again
 
 
 async def _logged(service: Service, event_id: str, records: int) -> bool:
