@@ -22,6 +22,8 @@ from tests.corpus import HERE, Case, load
 
 SPLITS: list[Literal["dev", "holdout"]] = ["dev", "holdout"]
 UNSEEN = sorted(p for p in (HERE / "unseen").iterdir() if p.is_dir())
+# measured, not bounded here: the scanner does not meet the goal on them (their README)
+TARGETED = sorted(p for p in (HERE / "targeted").iterdir() if p.is_dir())
 
 
 def test_every_class_the_rules_were_tuned_on_is_measured_on_other_wording() -> None:
@@ -61,10 +63,11 @@ def test_at_most_3_percent_of_benign_notes_are_refused(split: str) -> None:
 
 def test_the_corpora_written_elsewhere_share_no_text_with_what_the_scanner_learns_from() -> None:
     learned_from = {c.text for name in ("attacks", "benign") for c in load(name)}
-    assert len(UNSEEN) == 13
-    for folder in UNSEEN:
+    assert (len(UNSEEN), len(TARGETED)) == (13, 3)
+    for folder in UNSEEN + TARGETED:
         texts = [c.text for name in ("attacks", "benign") for c in load(name, folder)]
-        assert len(texts) >= 390 and not learned_from.intersection(texts), folder.name
+        least = 390 if folder in UNSEEN else 320
+        assert len(texts) >= least and not learned_from.intersection(texts), folder.name
 
 
 @pytest.mark.parametrize("folder", UNSEEN, ids=lambda p: p.name)
