@@ -28,7 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
 from memsvc.errors import (
@@ -458,7 +458,8 @@ async def healthz() -> dict[str, str]:
 @ops.get("/readyz", response_model=dict[str, Any], responses={503: {"model": dict[str, Any]}})
 async def readyz(request: Request) -> JSONResponse:
     """Ready: Redis answers, does not refuse this gateway's user (its credentials, an ACL
-    refusing the events' publish or the replies' read) and a worker is alive (it beat or
+    refusing the events' publish, the replies' read or the token store's reads) and a
+    worker is alive (it beat or
     read the event stream lately). ``writable: false`` (out of memory, a read-only
     replica ...) does not take readiness away: every gateway sharing the Redis meets it
     alike, and the calls it fails say so. ``refused`` and ``writable`` are ``null`` when
@@ -466,9 +467,15 @@ async def readyz(request: Request) -> JSONResponse:
     which needs no token."""
     gateway = _gateway(request)
     inbox = gateway.mem.inbox_refusal
+    tokens = None  # what the token store's reads were refused with, for good
     try:
         async with asyncio.timeout(gateway.mem.settings.redis_timeout_seconds):
             state = await gateway.mem.bus.readiness(gateway.ready_within_ms)
+            if not gateway.no_auth:
+                try:
+                    await gateway.tokens.probe()
+                except ResponseError as exc:  # a passing one is the calls' to meet
+                    tokens = exc if lasting_refusal(exc) else None
     except REDIS_DOWN as exc:  # TimeoutError is an OSError: the deadline's too
         said = exc if refused_user(exc) else inbox  # a refused password is an answer
         if said is not None:
@@ -482,9 +489,9 @@ async def readyz(request: Request) -> JSONResponse:
         }
         return JSONResponse(body, status_code=503)
     probe = state.refusal
-    gateway.note_refusal(probe or inbox)
+    gateway.note_refusal(probe or inbox or tokens)
     user_refused = probe is not None and lasting_refusal(probe)  # then writes are not known
-    refused = user_refused or inbox is not None
+    refused = user_refused or inbox is not None or tokens is not None
     body = {
         "ready": state.workers > 0 and not refused,
         "redis": True,

@@ -46,6 +46,7 @@ log = structlog.get_logger(__name__)
 _RECORD_ID = re.compile(r"[0-9a-f]{12}")
 _TOKEN = re.compile(rf"msv_({_RECORD_ID.pattern})_[A-Za-z0-9_\-]{{43}}")
 _UNKNOWN = hashlib.sha256(b"no such token").hexdigest()  # compared against when no record
+PROBE_ID = "readiness-probe"  # no record has it: ids are twelve hex digits
 # a token channel quiet for a third of the keep time (at least WATCH_PING_MIN_SECONDS) is
 # pinged; one that answers none of WATCH_PINGS pings in a row is subscribed anew
 WATCH_PINGS = 2
@@ -128,6 +129,11 @@ class Tokens:
         """Whether records read are kept, subscribed to revocations; ``None`` for a store
         that keeps none (the token file is read afresh once it changes)."""
         return self._store.watching
+
+    async def probe(self) -> None:
+        """Look up a token id no token has, as a request's lookup does: raises what the
+        store's reads would raise (a Redis ACL refusing them), so readiness can tell."""
+        await self._store.find(PROBE_ID)
 
     async def revoke(self, record_id: str) -> None:
         """Raises :class:`NotFoundError` for an id that names no token (one that could not
