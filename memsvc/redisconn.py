@@ -419,38 +419,47 @@ def connection_pool(
     return pool
 
 
-class Outage:
-    """Consecutive failures of one loop to reach Redis, and how long to wait after each.
+class Failures:
+    """Consecutive failures of one loop, logged sparingly: the 1st, 2nd, 4th, 8th ...
+    failure, with its count, so an hour's outage costs a loop a dozen lines, not one per
+    try; the first success after them is logged once. For a loop that keeps its own pace
+    (a heartbeat); :class:`Outage` also paces the tries."""
 
-    Waits grow from ``base`` to ``cap`` seconds with jitter (so that many processes do
-    not reconnect in step). The 1st, 2nd, 4th, 8th ... failure is logged, with its
-    count: an hour's outage costs a loop a dozen lines, not one per wait. The first
-    success after an outage is logged once.
-    """
-
-    def __init__(self, event: str, *, cap: float, base: float = 0.25, **fields: Any) -> None:
+    def __init__(self, event: str, **fields: Any) -> None:
         self._event = event
-        self._backoff = EqualJitterBackoff(cap=cap, base=base)
         self._fields = fields
         self.failures = 0
 
-    async def wait(self, exc: BaseException) -> None:
+    def note(self, exc: BaseException, **more: Any) -> None:
         self.failures += 1
-        delay = self._backoff.compute(self.failures)
         if self.failures & (self.failures - 1) == 0:  # a power of two
             log.warning(
                 self._event,
                 error=str(exc) or type(exc).__name__,
                 failures=self.failures,
-                retry_in=round(delay, 2),
+                **more,
                 **self._fields,
             )
-        await asyncio.sleep(delay)
 
     def over(self) -> None:
         if self.failures:
             log.warning("redis_reachable_again", after=self._event, failures=self.failures)
             self.failures = 0
+
+
+class Outage(Failures):
+    """Consecutive failures of one loop to reach Redis, and how long to wait after each:
+    from ``base`` to ``cap`` seconds with jitter (so that many processes do not reconnect
+    in step), logged as :class:`Failures` logs them."""
+
+    def __init__(self, event: str, *, cap: float, base: float = 0.25, **fields: Any) -> None:
+        super().__init__(event, **fields)
+        self._backoff = EqualJitterBackoff(cap=cap, base=base)
+
+    async def wait(self, exc: BaseException) -> None:
+        delay = self._backoff.compute(self.failures + 1)
+        self.note(exc, retry_in=round(delay, 2))
+        await asyncio.sleep(delay)
 
 
 async def cancel_and_wait(task: asyncio.Future[Any], *, every: float = 0.25) -> None:

@@ -40,7 +40,7 @@ from memsvc.events import (
     SyncTurnEvent,
     decode,
 )
-from memsvc.redisconn import Outage, cancel_and_wait, refused_user
+from memsvc.redisconn import Failures, Outage, cancel_and_wait, refused_user
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
@@ -243,16 +243,20 @@ class Consumer:
 
     async def _heartbeats(self) -> None:
         """Every heartbeat: say this worker is alive, and keep the events it runs."""
+        beats = Failures("beat_failed", consumer=self.name)
+        held = Failures("heartbeat_failed", consumer=self.name)
         while True:
             try:
                 await self._bus.beat(self.name)
+                beats.over()
             except Exception as exc:  # readiness falls back on the worker's reads
-                log.warning("beat_failed", error=repr(exc))
+                beats.note(exc)
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._keep_held()
+                held.over()
             except Exception as exc:
-                log.warning("heartbeat_failed", error=repr(exc))
+                held.note(exc)
 
     async def _stop_heartbeats(self) -> None:
         if self._beating is not None:
@@ -260,6 +264,7 @@ class Consumer:
             self._beating = None
 
     async def _housekeeping(self) -> None:
+        failures = Failures("housekeeping_failed", consumer=self.name)
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
@@ -275,16 +280,19 @@ class Consumer:
                     )
                     self._start(delivery)
                 await self._bus.log.trim_by_age()
+                failures.over()
             except Exception as exc:
-                log.warning("housekeeping_failed", error=repr(exc))
+                failures.note(exc)
 
     async def _checking_commits(self) -> None:
+        failures = Failures("due_commit_checks_failed", consumer=self.name)
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._rt.check_due_commits()
+                failures.over()
             except Exception as exc:
-                log.warning("due_commit_checks_failed", error=repr(exc))
+                failures.note(exc)
 
     async def _keep_held(self) -> None:
         """Refresh the events in flight; drop the runs of any another worker took over."""

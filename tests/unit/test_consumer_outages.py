@@ -154,3 +154,43 @@ async def test_a_worker_whose_finish_redis_refuses_for_good_stops_reading(
     await asyncio.sleep(1.0)  # three claim_idles: nothing claims it again
     assert len(finishes) == 1
     await consumer.stop(1.0)
+
+
+async def test_a_worker_logs_its_periodic_work_failing_sparingly_and_its_recovery_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis out of memory for an hour fails a worker's beat, refresh, claim and check
+    every heartbeat: each loop logs its 1st, 2nd, 4th, 8th ... failure, not every one."""
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data", key_prefix="svc", redis_url=None, claim_idle_seconds=0.2
+    )
+    redis = fakeredis.aioredis.FakeRedis()
+    runtime = Runtime(settings, redis)
+    refusing = 11
+    beats = 0
+    beat = runtime.bus.beat
+
+    async def beat_while_full(consumer: str) -> None:
+        nonlocal beats
+        beats += 1
+        if beats <= refusing:
+            raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+        await beat(consumer)
+
+    monkeypatch.setattr(runtime.bus, "beat", beat_while_full)
+    consumer = Consumer(runtime, name="w1")
+    with capture_logs() as logs:
+        task = asyncio.create_task(consumer.run())
+
+        async def recovered() -> bool:
+            return any(e.get("after") == "beat_failed" for e in logs)
+
+        await until(recovered)
+        await consumer.stop(1.0)
+        await task
+    failed = [e["failures"] for e in logs if e["event"] == "beat_failed"]
+    assert failed == [1, 2, 4, 8]
+    assert all(e["consumer"] == "w1" for e in logs if e["event"] == "beat_failed")
+    back = [e for e in logs if e["event"] == "redis_reachable_again"]
+    assert [(e["after"], e["failures"]) for e in back] == [("beat_failed", refusing)]
+    await runtime.aclose()
