@@ -383,7 +383,7 @@ class MemoryClient:
             return dict(TOOL_UNAVAILABLE)
         except MemoryMisconfiguredError as exc:
             log.error("memory_misconfigured", tool=name, error=str(exc))
-            if not isinstance(exc.__cause__, _RepliesRefused):
+            if not exc.sent:
                 return dict(TOOL_MISCONFIGURED)
             reply = None  # sent, and its answer cannot be read: as if none came in time
             unconfirmed = "Memory cannot read its answer (an operator must fix it)"
@@ -743,10 +743,10 @@ class MemoryClient:
         try:
             reply = await self._request(event, seconds, keep=True)
         except MemoryMisconfiguredError as exc:
-            if not isinstance(exc.__cause__, _RepliesRefused):
+            if not exc.sent:
                 raise
             reply = None  # sent, and its answer cannot be read: as if none came in time
-            unconfirmed = f"{exc} (an operator must fix it)"
+            unconfirmed = "memsvc cannot read the answer (an operator must fix it)"
         if reply is None:
             raise WritePendingError(
                 f"{unconfirmed}; it is queued: it will be applied once, or its refusal "
@@ -817,9 +817,8 @@ class MemoryClient:
         still be delivered, and with ``keep`` it is published until it is: see
         :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it. When
         Redis refuses, for good, to let this client read its replies while the request
-        waits, the wait ends then: :class:`MemoryMisconfiguredError` caused by
-        :class:`_RepliesRefused` (the request was sent, and may still be done; with
-        ``keep``, it is queued).
+        waits, the wait ends then: :class:`MemoryMisconfiguredError` with ``sent`` (it
+        may still be done; with ``keep``, it is queued).
         """
         if self._inbox_refused is not None:  # no reply could be read: nothing is sent
             refusal = self._inbox_refused
@@ -841,16 +840,14 @@ class MemoryClient:
                 return await future
         except TimeoutError:
             return None
-        except _RepliesRefused as exc:
-            raise MemoryMisconfiguredError(
-                f"Redis refuses memsvc its replies, after the request was sent: {exc.refusal}"
-            ) from exc
         except asyncio.CancelledError:  # never told its write is queued: nothing goes on
             if keep and self._outbox is not None:
                 self._outbox.drop(event.id)
             raise
         finally:
             self._pending.pop(event.id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # read: a refusal heard while the publish failed is not news
 
     async def _listen(self) -> None:
         assert self._redis is not None
@@ -878,7 +875,12 @@ class MemoryClient:
         """End the wait of every request sent: no reply of theirs can be read now."""
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(_RepliesRefused(refusal))
+                refused = MemoryMisconfiguredError(
+                    f"Redis refuses memsvc its replies, after the request was sent: {refusal}",
+                    sent=True,
+                )
+                refused.__cause__ = refusal  # what a gateway keeps from its callers
+                future.set_exception(refused)
 
     def _answer(self, raw: bytes) -> None:
         try:
@@ -926,15 +928,6 @@ def _redis_read() -> Iterator[None]:
         yield
     except (RedisError, OSError) as exc:
         raise _redis_failure(exc, "Redis refused the read") from exc
-
-
-class _RepliesRefused(Exception):
-    """Redis refused, for good, to let the client read replies while a request it had sent
-    waited for one: the request may still be done."""
-
-    def __init__(self, refusal: RedisError) -> None:
-        super().__init__(str(refusal))
-        self.refusal = refusal
 
 
 def _redis_failure(exc: Exception, refused: str) -> MemoryServiceError:

@@ -555,8 +555,9 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemsvcError)
     if isinstance(exc, MemoryUnavailableError | MemoryMisconfiguredError) and isinstance(
         exc.__cause__, RedisError | OSError
-    ):
-        return await _redis_down(request, exc.__cause__)  # its words name the server, or a user
+    ):  # its words name the server, or a user
+        sent = isinstance(exc, MemoryMisconfiguredError) and exc.sent
+        return await _redis_down(request, exc.__cause__, sent=sent)
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthenticationError) else None
     return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc), headers=headers)
 
@@ -567,16 +568,16 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": validation_detail(exc.errors())}, status_code=422)
 
 
-async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
+async def _redis_down(request: Request, exc: Exception, *, sent: bool = False) -> JSONResponse:
     """Redis away where the gateway reads it itself (a token's record): 503 as for any call,
     without the server's address; Redis refusing the gateway's user: 500, without its
-    words (the user, its rights)."""
+    words (the user, its rights), and ``sent`` when the request went out before."""
     if lasting_refusal(exc):
         log.error("gateway_redis_refuses", path=request.url.path, error=str(exc))
-        return await _refused(
-            request,
-            MemoryMisconfiguredError("Redis refuses the gateway; an operator must fix its access"),
-        )
+        said = "Redis refuses the gateway; an operator must fix its access"
+        if sent:
+            said += " (the request was sent before: it may be done)"
+        return await _refused(request, MemoryMisconfiguredError(said, sent=sent))
     log.warning("gateway_redis_unavailable", path=request.url.path, error=str(exc))
     return await _refused(request, MemoryUnavailableError("Redis unavailable; retry later"))
 

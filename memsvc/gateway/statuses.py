@@ -54,7 +54,7 @@ def detail_of(exc: MemsvcError) -> Any:
     if isinstance(exc, WritePendingError):
         return {"error": str(exc), "pending": True, "event_id": exc.event_id}
     if isinstance(exc, MemoryMisconfiguredError):  # told from a 500 the gateway did not mean
-        return {"error": str(exc), "misconfigured": True}
+        return {"error": str(exc), "misconfigured": True, **({"sent": True} if exc.sent else {})}
     return json_safe(str(exc))
 
 
@@ -86,7 +86,7 @@ def error_of(status: int, detail: Any) -> MemsvcError:
             return WritePendingError(message, event_id=str(detail.get("event_id")))
         return MemoryUnavailableError(message)
     if status == 500 and isinstance(detail, dict) and detail.get("misconfigured"):
-        return MemoryMisconfiguredError(message)
+        return MemoryMisconfiguredError(message, sent=detail.get("sent") is True)
     for cls, code in STATUSES:
         if code == status and issubclass(cls, RequestRefusedError):
             return cls(message, detail=detail)

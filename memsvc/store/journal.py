@@ -60,12 +60,22 @@ local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if version ~= tonumber(ARGV[2]) then
   return -2
 end
+local receipts = tonumber(ARGV[10])
+for i = 1, receipts do
+  local old = redis.call('GET', KEYS[3 + i])
+  if old then
+    local readable, prior = pcall(cjson.decode, old)
+    if readable and type(prior) == 'table' and type(prior.result) == 'table'
+        and prior.result.parked ~= true then
+      return -3
+    end
+  end
+end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'fp', ARGV[3], 'base', ARGV[4], 'data', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[9], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9] - ARGV[7] / 1000)
 redis.call('PEXPIRE', KEYS[2], ARGV[7])
-local receipts = tonumber(ARGV[10])
 for i = 1, receipts do
   redis.call('SET', KEYS[3 + i], ARGV[10 + i], 'EX', ARGV[6])
 end
@@ -202,8 +212,10 @@ class FileJournal:
         """Make ``data`` the head (version ``expected + 1``) unless the writer was overtaken.
 
         ``receipts`` (key, value) are recorded and ``clears`` deleted in the same step.
-        Raises :class:`LockLostError` when the lease is gone or another writer
-        committed since this one read; nothing is recorded then.
+        Raises :class:`LockLostError` when the lease is gone, another writer committed
+        since this one read, or another copy of one of the events ended since its receipt
+        was read (a refusal is recorded after the lock: the outcome recorded first
+        stands, and the event's next delivery answers with it); nothing is recorded then.
         """
         head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
         mark = {_mark(target, user_id, agent_id, written): time.time() + CHECK_AFTER_SECONDS}
@@ -239,6 +251,8 @@ class FileJournal:
             raise LockLostError("the lease expired before the write was committed")
         if version == -2:
             raise LockLostError("another writer committed this file first")
+        if version == -3:
+            raise LockLostError("another copy of this write ended first")
         return int(version)
 
     async def confirm(

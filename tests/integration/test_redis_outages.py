@@ -526,6 +526,11 @@ async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
             await admin.execute_command("ACL", "SETUSER", "gw", "+hget")
             assert await ready_again()
 
+            await admin.execute_command("ACL", "SETUSER", "gw", "-time")  # beats unreadable
+            assert (await ready())["refused"] is True
+            await admin.execute_command("ACL", "SETUSER", "gw", "+time")
+            assert await ready_again()
+
             await admin.execute_command("ACL", "SETUSER", "gw", "resetpass", ">other")
             await admin.execute_command("CLIENT", "KILL", "USER", "gw")
             await until(lambda: _refused(ready))
@@ -533,11 +538,11 @@ async def test_a_gateway_redis_refuses_is_not_ready_until_it_is_let_in_again(
             await admin.execute_command("ACL", "SETUSER", "gw", "resetpass", ">pw")
             await until(ready_again)
     refusals = [e["error"] for e in logs if e["event"] == "gateway_redis_refuses"]
-    assert len(refusals) == 5, refusals  # once per refusal, not once per probe
+    assert len(refusals) == 6, refusals  # once per refusal, not once per probe
     assert "xadd" in refusals[0] and "maxmemory" in refusals[1] and "blmpop" in refusals[2]
-    assert "hget" in refusals[3]
-    assert "WRONGPASS" in refusals[4] or "invalid username-password" in refusals[4]
-    assert [e["event"] for e in logs].count("gateway_redis_refusal_over") == 5
+    assert "hget" in refusals[3] and "time" in refusals[4]
+    assert "WRONGPASS" in refusals[5] or "invalid username-password" in refusals[5]
+    assert [e["event"] for e in logs].count("gateway_redis_refusal_over") == 6
     await admin.aclose()
 
 

@@ -245,7 +245,7 @@ async def test_calls_waiting_when_redis_starts_refusing_their_replies_end_then_a
     assert "queued" in added["error"]
     assert "pending" not in retained and retained["event_id"], retained
     assert retained["error"].startswith("Memory cannot read its answer"), retained
-    assert isinstance(schemas, MemoryMisconfiguredError)
+    assert isinstance(schemas, MemoryMisconfiguredError) and schemas.sent
     assert "after the request was sent" in str(schemas)
     assert isinstance(replaced, WritePendingError) and replaced.event_id
     assert "queued" in str(replaced)

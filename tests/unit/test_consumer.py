@@ -20,12 +20,13 @@ from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, e
 from memsvc.keys import Keys
 from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
-from memsvc.service.handlers import EventHandlers, Handled
+from memsvc.service.handlers import EventHandlers, Handled, WriteDeferred
 from memsvc.service.runtime import Runtime
 from memsvc.store import filejobs
 from memsvc.store.edits import Op
 from memsvc.store.filejobs import FileJobs
 from memsvc.store.filestore import BuiltinStore
+from memsvc.store.journal import FileJournal
 from memsvc.store.receipts import EventReceipt, Receipt
 from tests.conftest import until
 from tests.unit.conftest import Service
@@ -187,6 +188,61 @@ async def test_copies_of_one_write_on_two_workers_answer_alike_when_a_refusal_la
     assert first_copy.detail["repeat"] is True
     store = (await live.memory("u1", "a1")).manager.builtin.store
     assert await store.read("user") == []
+
+
+async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_commit(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other order: the second copy read no receipt under its lock, and the first
+    copy's refusal is recorded before the second commits. The refusal came first, so it
+    stands: the commit is turned down, the file is left as it was, and the second copy's
+    next delivery answers with the refusal."""
+    await service.stop_consumers()
+    live, other = service.runtime, service.worker_runtime()
+    remove = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
+    )
+    add = {**ADD, "content": "X marks"}
+    key = live.keys.receipt("u1", remove.id)
+    refusing, may_record, committing, may_commit = (asyncio.Event() for _ in range(4))
+    record, commit = EventReceipt.record, FileJournal.commit
+
+    async def recorded_late(self: EventReceipt, receipt: Receipt, **kwargs: Any) -> bool:
+        if self.key == key and not receipt.result["success"] and not refusing.is_set():
+            refusing.set()
+            await may_record.wait()
+        return await record(self, receipt, **kwargs)
+
+    async def committed_late(self: FileJournal, *args: Any, **kwargs: Any) -> int:
+        if any(k == key for k, _ in kwargs.get("receipts", ())) and not committing.is_set():
+            committing.set()  # read no receipt under its lock, and applied the removal
+            await may_commit.wait()
+        return await commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(EventReceipt, "record", recorded_late)
+    monkeypatch.setattr(FileJournal, "commit", committed_late)
+    first = asyncio.create_task(EventHandlers(live).handle(remove))
+    await refusing.wait()
+    await (await other.memory("u1", "a1")).manager.memory_write(add, thread_id="t2")
+    second = asyncio.create_task(EventHandlers(other).handle(remove))
+    await committing.wait()
+    may_record.set()
+    refused = await first
+    may_commit.set()
+    with pytest.raises(WriteDeferred):  # busy: delivered again
+        await second
+    again = await EventHandlers(other).handle(remove)
+    await other.aclose()
+    assert refused.reply["success"] is False and "repeat" not in refused.detail
+    assert again.reply == refused.reply and again.detail["repeat"] is True
+    receipt = await live.receipts.for_event("u1", remove.id).load()
+    assert receipt is not None and receipt.result == refused.reply
+    store = (await live.memory("u1", "a1")).manager.builtin.store
+    assert await store.read("user") == ["X marks"]
 
 
 REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}

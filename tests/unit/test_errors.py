@@ -21,17 +21,9 @@ from memsvc.events import InvalidEvent
 from memsvc.hindsight.client import HindsightRejected, HindsightUnavailable
 from memsvc.ids import InvalidIdError
 
-# Not errors: signals between two parts of one write that never leave memsvc; a redis-py
-# ConnectionError that says more (handled as one wherever it is not looked for); and the
-# cause a client gives the error of a request whose reply Redis refused it, once sent.
-CONTROL_FLOW = {
-    "EditRejected",
-    "AlreadyApplied",
-    "WriteDeferred",
-    "UsageError",
-    "SentThenLost",
-    "_RepliesRefused",
-}
+# Not errors: signals between two parts of one write that never leave memsvc; and a
+# redis-py ConnectionError that says more (handled as one wherever it is not looked for).
+CONTROL_FLOW = {"EditRejected", "AlreadyApplied", "WriteDeferred", "UsageError", "SentThenLost"}
 
 
 def test_every_exception_memsvc_defines_is_in_the_tree() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import pytest
+from redis.exceptions import NoPermissionError
 
 from memsvc.config import MAX_SETTING
 from memsvc.paths import DataLayout
@@ -366,6 +369,42 @@ async def test_readiness_fails_without_a_live_worker(gateway: Gateway) -> None:
     await gateway.service.stop_consumers()
     ready = await gateway.http.get("/readyz")
     assert ready.status_code == 503 and ready.json()["workers"] == 0
+
+
+async def test_requests_waiting_when_redis_refuses_their_replies_say_so_without_its_words(
+    gateway: Gateway,
+) -> None:
+    """Redis starts refusing the gateway's reply reads while requests wait: each ends
+    then, says it was sent (it may be done; a write is queued), and names neither the
+    Redis user nor its rights."""
+    service = gateway.service
+    await service.stop_consumers()  # no worker answers: the requests wait
+    reading, revoked = asyncio.Event(), asyncio.Event()
+
+    async def refused_once_revoked(*_: Any, **__: Any) -> Any:
+        reading.set()
+        await revoked.wait()
+        raise NoPermissionError("User gw has no permissions to run the 'blmpop' command")
+
+    service.redis.blmpop = refused_once_revoked  # type: ignore[method-assign]
+    await reading.wait()  # the listener's next read is this one
+    calls = asyncio.gather(
+        gateway.call("GET", ""),
+        gateway.call("POST", "/entries", json={"target": "user", "content": "a fact"}),
+    )
+
+    async def sent() -> bool:
+        return int(await service.redis.xlen(service.settings.key_prefix + ":events")) == 2
+
+    await until(sent)
+    revoked.set()
+    read, added = await asyncio.wait_for(calls, 60)
+    assert read.status_code == 500
+    assert read.json()["detail"]["misconfigured"] and read.json()["detail"]["sent"]
+    assert added.status_code == 503 and added.json()["detail"]["pending"]
+    assert added.json()["detail"]["event_id"]
+    for answer in (read, added):
+        assert "blmpop" not in answer.text and "gw" not in answer.text, answer.text
 
 
 @pytest.mark.parametrize("user", ["bob", "root"])
