@@ -133,6 +133,9 @@ FALLBACK_SHARE, FALLBACK_MAX_SECONDS = 0.1, 0.1
 BUILTIN_BLOCK = "builtin"  # the builtin provider's block of a prefetch reply
 # How a tool result begins when the worker failed the call (not a verdict on its arguments).
 SERVICE_ERROR = "Memory service error"
+# what a degraded prefetch says of Redis refusing memsvc: Redis' own words (a user, its
+# rights) are logged, not handed to whoever reads the context (a gateway's caller)
+REFUSED = "Redis refuses memsvc; an operator must fix its access"
 # What a tool call answers when the service did not take it: the model reads it and goes on.
 TOOL_UNAVAILABLE: dict[str, Any] = {
     "success": False,
@@ -316,8 +319,12 @@ class MemoryClient:
             reply = await self._request(
                 event, seconds - min(seconds * FALLBACK_SHARE, FALLBACK_MAX_SECONDS)
             )
-        except (MemoryUnavailableError, MemoryMisconfiguredError) as exc:
+        except MemoryUnavailableError as exc:
             return await self._fallback(event, str(exc), ends)
+        except MemoryMisconfiguredError as exc:
+            log.error("prefetch_refused", error=str(exc))
+            said = f"{REFUSED} (the request was sent)" if exc.sent else REFUSED
+            return await self._fallback(event, said, ends)
         if reply is None:
             return await self._fallback(event, f"no reply within {seconds:g}s", ends)
         if not reply.get("ok", False):
@@ -902,7 +909,9 @@ class MemoryClient:
                 text="",
                 skipped={
                     "service": reason,
-                    "builtin": str(exc) or "Redis did not answer before the deadline",
+                    "builtin": REFUSED
+                    if lasting_refusal(exc)
+                    else str(exc) or "Redis did not answer before the deadline",
                 },
                 degraded=True,
             )

@@ -443,7 +443,9 @@ class Failures:
 
     def over(self) -> None:
         if self.failures:
-            log.warning("redis_reachable_again", after=self._event, failures=self.failures)
+            log.warning(
+                "redis_reachable_again", after=self._event, failures=self.failures, **self._fields
+            )
             self.failures = 0
 
 

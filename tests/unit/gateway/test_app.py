@@ -388,22 +388,25 @@ async def test_requests_waiting_when_redis_refuses_their_replies_say_so_without_
 
     service.redis.blmpop = refused_once_revoked  # type: ignore[method-assign]
     await reading.wait()  # the listener's next read is this one
+    turn = {"agent_id": "a1", "thread_id": "t1", "deadline": 60}
     calls = asyncio.gather(
         gateway.call("GET", ""),
         gateway.call("POST", "/entries", json={"target": "user", "content": "a fact"}),
+        gateway.call("POST", "/agent/prefetch", json=turn),
     )
 
     async def sent() -> bool:
-        return int(await service.redis.xlen(service.settings.key_prefix + ":events")) == 2
+        return int(await service.redis.xlen(service.settings.key_prefix + ":events")) == 3
 
     await until(sent)
     revoked.set()
-    read, added = await asyncio.wait_for(calls, 60)
+    read, added, prefetched = await asyncio.wait_for(calls, 60)
     assert read.status_code == 500
     assert read.json()["detail"]["misconfigured"] and read.json()["detail"]["sent"]
     assert added.status_code == 503 and added.json()["detail"]["pending"]
     assert added.json()["detail"]["event_id"]
-    for answer in (read, added):
+    assert prefetched.status_code == 200 and prefetched.json()["degraded"]
+    for answer in (read, added, prefetched):
         assert "blmpop" not in answer.text and "gw" not in answer.text, answer.text
 
 
