@@ -142,6 +142,38 @@ async def test_a_redelivered_write_is_applied_once(service: Service) -> None:
     assert entries[2].detail["repeat"] is True and "repeat" not in entries[0].detail
 
 
+REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}
+
+
+def _write(args: dict[str, Any], thread_id: str = "t1") -> MemoryWriteEvent:
+    return MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id=thread_id,
+        payload=MemoryWritePayload(args=args),
+    )
+
+
+def _refusal_recorded_late(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """Holds back the recording of the first refusal under receipt ``key``, as a stall
+    between the lock's release and the record would: the event set once it is held, and
+    the one that lets it go on."""
+    held, go_on = asyncio.Event(), asyncio.Event()
+    record = EventReceipt.record
+
+    async def recorded_late(self: EventReceipt, receipt: Receipt, **kwargs: Any) -> bool:
+        if self.key == key and not receipt.result["success"] and not held.is_set():
+            held.set()
+            await go_on.wait()
+        return await record(self, receipt, **kwargs)
+
+    monkeypatch.setattr(EventReceipt, "record", recorded_late)
+    return held, go_on
+
+
 async def test_copies_of_one_write_on_two_workers_answer_alike_when_a_refusal_lands_last(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,34 +183,11 @@ async def test_copies_of_one_write_on_two_workers_answer_alike_when_a_refusal_la
     the caller it was refused: every copy answers with the outcome recorded first."""
     await service.stop_consumers()
     live, other = service.runtime, service.worker_runtime()
-    remove = MemoryWriteEvent(
-        **stamp(),
-        user_id="u1",
-        agent_id="a1",
-        thread_id="t1",
-        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
-    )
-    add = MemoryWriteEvent(
-        **stamp(),
-        user_id="u1",
-        agent_id="a1",
-        thread_id="t2",
-        payload=MemoryWritePayload(args={**ADD, "content": "X marks"}),
-    )
-    key = live.keys.receipt("u1", remove.id)
-    refusing, go_on = asyncio.Event(), asyncio.Event()
-    record = EventReceipt.record
-
-    async def recorded_late(self: EventReceipt, receipt: Receipt, **kwargs: Any) -> bool:
-        if self.key == key and not receipt.result["success"] and not refusing.is_set():
-            refusing.set()
-            await go_on.wait()  # a stall between the lock's release and the record
-        return await record(self, receipt, **kwargs)
-
-    monkeypatch.setattr(EventReceipt, "record", recorded_late)
+    remove = _write(REMOVE_X)
+    refusing, go_on = _refusal_recorded_late(monkeypatch, live.keys.receipt("u1", remove.id))
     first = asyncio.create_task(EventHandlers(live).handle(remove))
     await refusing.wait()
-    await EventHandlers(other).handle(add)
+    await EventHandlers(other).handle(_write({**ADD, "content": "X marks"}, thread_id="t2"))
     second = await EventHandlers(other).handle(remove)
     go_on.set()
     first_copy = await first
@@ -199,23 +208,12 @@ async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_
     next delivery answers with the refusal."""
     await service.stop_consumers()
     live, other = service.runtime, service.worker_runtime()
-    remove = MemoryWriteEvent(
-        **stamp(),
-        user_id="u1",
-        agent_id="a1",
-        thread_id="t1",
-        payload=MemoryWritePayload(args={"action": "remove", "target": "user", "old_text": "X"}),
-    )
+    remove = _write(REMOVE_X)
     add = {**ADD, "content": "X marks"}
     key = live.keys.receipt("u1", remove.id)
-    refusing, may_record, committing, may_commit = (asyncio.Event() for _ in range(4))
-    record, commit = EventReceipt.record, FileJournal.commit
-
-    async def recorded_late(self: EventReceipt, receipt: Receipt, **kwargs: Any) -> bool:
-        if self.key == key and not receipt.result["success"] and not refusing.is_set():
-            refusing.set()
-            await may_record.wait()
-        return await record(self, receipt, **kwargs)
+    refusing, may_record = _refusal_recorded_late(monkeypatch, key)
+    committing, may_commit = asyncio.Event(), asyncio.Event()
+    commit = FileJournal.commit
 
     async def committed_late(self: FileJournal, *args: Any, **kwargs: Any) -> int:
         if any(k == key for k, _ in kwargs.get("receipts", ())) and not committing.is_set():
@@ -223,7 +221,6 @@ async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_
             await may_commit.wait()
         return await commit(self, *args, **kwargs)
 
-    monkeypatch.setattr(EventReceipt, "record", recorded_late)
     monkeypatch.setattr(FileJournal, "commit", committed_late)
     first = asyncio.create_task(EventHandlers(live).handle(remove))
     await refusing.wait()
@@ -243,9 +240,6 @@ async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_
     assert receipt is not None and receipt.result == refused.reply
     store = (await live.memory("u1", "a1")).manager.builtin.store
     assert await store.read("user") == ["X marks"]
-
-
-REMOVE_X = {"action": "remove", "target": "user", "old_text": "X"}
 
 
 class _Died(Exception):
