@@ -374,9 +374,12 @@ class EventBus:
         if not isinstance(now, ResponseError) and not isinstance(seen, ResponseError):
             since = now[0] * 1000 + now[1] // 1000 - within_ms
             live.update(_text(name) for name, at in seen if at > since)
-        for answer in (now, seen):  # the beats may not be read: an idle worker looks dead
-            if isinstance(answer, ResponseError) and lasting_refusal(answer):
-                refusal = answer
+        # the beats may not be read (an idle worker looks dead); a refused publish is said first
+        if refusal is None or not lasting_refusal(refusal):
+            refusal = next(
+                (a for a in (now, seen) if isinstance(a, ResponseError) and lasting_refusal(a)),
+                refusal,
+            )
         return Readiness(len(live), refusal)
 
     async def pending_count(self) -> int:
