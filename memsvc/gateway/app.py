@@ -459,12 +459,11 @@ async def healthz() -> dict[str, str]:
 async def readyz(request: Request) -> JSONResponse:
     """Ready: Redis answers, does not refuse this gateway's user (its credentials, an ACL
     refusing the events' publish, the replies' read or the token store's reads) and a
-    worker is alive (it beat or
-    read the event stream lately). ``writable: false`` (out of memory, a read-only
-    replica ...) does not take readiness away: every gateway sharing the Redis meets it
-    alike, and the calls it fails say so. ``refused`` and ``writable`` are ``null`` when
-    Redis did not say. Why Redis refuses is in the gateway's log, not in this answer,
-    which needs no token."""
+    worker is alive (it beat or read the event stream lately). ``writable: false`` (out
+    of memory, a read-only replica ...) does not take readiness away: every gateway
+    sharing the Redis meets it alike, and the calls it fails say so. ``refused`` and
+    ``writable`` are ``null`` when Redis did not say. Why Redis refuses is in the
+    gateway's log, not in this answer, which needs no token."""
     gateway = _gateway(request)
     inbox = gateway.mem.inbox_refusal
     tokens = None  # what the token store's reads were refused with, for good

@@ -37,7 +37,7 @@ from memsvc.keys import Keys
 from memsvc.paths import Target
 from memsvc.redisbatch import CommandBatcher
 from memsvc.store.locks import RELEASE_LUA, Fence
-from memsvc.store.receipts import RECEIPT_TTL_SECONDS
+from memsvc.store.receipts import COUNTS_LUA, RECEIPT_TTL_SECONDS
 
 log = structlog.get_logger(__name__)
 
@@ -52,7 +52,9 @@ LATE_RENAME_SECONDS = 3600.0
 #       receipts to record, then the keys the commit clears
 # ARGV: lock token, expected version, new fingerprint, base fingerprint, bytes,
 #       receipt ttl, journal ttl (ms), lease (ms), now, number of receipts, receipt values
-_COMMIT = """
+_COMMIT = (
+    COUNTS_LUA
+    + """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
   return -1
 end
@@ -62,13 +64,8 @@ if version ~= tonumber(ARGV[2]) then
 end
 local receipts = tonumber(ARGV[10])
 for i = 1, receipts do
-  local old = redis.call('GET', KEYS[3 + i])
-  if old then
-    local readable, prior = pcall(cjson.decode, old)
-    if readable and type(prior) == 'table' and type(prior.result) == 'table'
-        and prior.result.parked ~= true then
-      return -3
-    end
+  if counts(KEYS[3 + i]) then
+    return -3
   end
 end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'fp', ARGV[3], 'base', ARGV[4], 'data', ARGV[5])
@@ -87,6 +84,7 @@ if ARGV[1] ~= '' then
 end
 return version + 1
 """
+)
 
 # KEYS: head, unconfirmed renames[, lock, its wake list]; ARGV: the fingerprint just
 # renamed into place[, lock token, wake ttl (ms)]. Only the head's rename is confirmed:

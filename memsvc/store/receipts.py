@@ -27,24 +27,34 @@ from memsvc.store.edits import Applied, Change, FilePosition, Written
 
 RECEIPT_TTL_SECONDS = 7 * 24 * 3600
 
+# Whether the receipt at ``key`` is of an outcome that counts: any readable one but a
+# parked event's (a re-drive still applies its write). As ``Receipt.parked`` reads it.
+COUNTS_LUA = """
+local function counts(key)
+  local old = redis.call('GET', key)
+  if not old then return false end
+  local readable, prior = pcall(cjson.decode, old)
+  return readable and type(prior) == 'table' and type(prior.result) == 'table'
+    and prior.result.parked ~= true
+end
+"""
+
 # A receipt recorded after the fact never replaces one of an outcome that counts: a worker
 # that stalled between working out a refusal (or parking an event) and recording it may
-# find that another worker, which took the event over, applied it meanwhile. Only a parked
-# receipt gives way (a re-drive still applies its write). KEYS: the receipt, then the keys
-# to delete with it; ARGV: the receipt, its ttl. Returns 1 when it was recorded.
-_RECORD = """
-local old = redis.call('GET', KEYS[1])
-if old then
-  local readable, prior = pcall(cjson.decode, old)
-  if readable and type(prior) == 'table' and type(prior.result) == 'table'
-      and prior.result.parked ~= true then
-    return 0
-  end
+# find that another worker, which took the event over, applied it meanwhile. KEYS: the
+# receipt, then the keys to delete with it; ARGV: the receipt, its ttl. Returns 1 when it
+# was recorded.
+_RECORD = (
+    COUNTS_LUA
+    + """
+if counts(KEYS[1]) then
+  return 0
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
 """
+)
 
 
 @dataclass(frozen=True)
