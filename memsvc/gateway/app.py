@@ -39,10 +39,10 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
 )
-from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
+from memsvc.events import ENTRY_HASH, MAX_DEADLINE_SECONDS, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
-from memsvc.gateway.fastlane import FastLane, lane
+from memsvc.gateway.fastlane import BODY, FastLane, lane
 from memsvc.gateway.page import router as page_router
 from memsvc.gateway.statuses import detail_of, json_safe, status_of
 from memsvc.heap import collect_in_full
@@ -64,6 +64,9 @@ PREFIX = "/api/memory/v2"
 NO_AUTH_USER = "default"
 # the calls an agent makes every turn, served by the fast lane (memsvc.gateway.fastlane)
 AGENT_LANES = ("prefetch", "queue-prefetch", "tool", "sync-turn", "session-switch")
+# the calls whose body may give a ``deadline``, which their token's lookup counts against too
+TIMED_CALLS = (f"{PREFIX}/agent/prefetch", f"{PREFIX}/agent/tool")
+_ANSWER_BY = "memsvc.answer_by"  # the scope key of when such a call is due (the loop's clock)
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -118,7 +121,18 @@ async def caller(
             "gateway_auth_failed", reason="no bearer token", path=request.url.path, client=client
         )
         raise AuthenticationError("a bearer token is required")
-    principal = await gateway.tokens.authenticate(credentials.credentials)
+    deadline = await _deadline_of(request)
+    if deadline is None:
+        principal = await gateway.tokens.authenticate(credentials.credentials)
+    else:
+        loop = asyncio.get_running_loop()
+        request.scope[_ANSWER_BY] = loop.time() + deadline
+        try:  # a Redis that stalls holds the lookup up to its socket timeout, longer maybe
+            async with asyncio.timeout(deadline):
+                principal = await gateway.tokens.authenticate(credentials.credentials)
+        except TimeoutError:
+            log.warning("gateway_token_lookup_late", path=request.url.path, deadline=deadline)
+            raise MemoryUnavailableError("Redis unavailable; retry later") from None
     if principal is None:
         log.warning(
             "gateway_auth_failed",
@@ -129,6 +143,33 @@ async def caller(
         )
         raise AuthenticationError("the token is not valid")
     return principal
+
+
+async def _deadline_of(request: Request) -> float | None:
+    """The ``deadline`` a timed call's body gives (``None``: none, or not one the route takes;
+    its validation refuses that after the token)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or route.path not in TIMED_CALLS:
+        return None
+    body = request.scope.get(BODY)
+    if body is not None:  # as the fast lane parsed it
+        deadline = body.deadline
+    else:
+        try:
+            parsed = await request.json()  # FastAPI has read and parsed it already
+        except ValueError:
+            return None
+        deadline = parsed.get("deadline") if isinstance(parsed, dict) else None
+    fits = isinstance(deadline, int | float) and not isinstance(deadline, bool)
+    return float(deadline) if fits and 0 < deadline <= MAX_DEADLINE_SECONDS else None
+
+
+def _left(request: Request, deadline: float | None) -> float | None:
+    """What is left of a timed call's ``deadline`` once its token was looked up."""
+    due: float | None = request.scope.get(_ANSWER_BY)
+    if deadline is None or due is None:
+        return deadline
+    return max(due - asyncio.get_running_loop().time(), 0.001)
 
 
 async def admin(principal: Annotated[Principal, Depends(caller)]) -> Principal:
@@ -328,7 +369,7 @@ async def agent_prefetch(
         body.agent_id,
         body.thread_id,
         body.query,
-        deadline=body.deadline,
+        deadline=_left(request, body.deadline),
     )
     return vars(ctx)  # its fields, flat: the response model copies what it reads
 
@@ -364,7 +405,7 @@ async def agent_tool(
         body.thread_id,
         body.name,
         body.args,
-        deadline=body.deadline,
+        deadline=_left(request, body.deadline),
         mirror=body.mirror,
     )
 

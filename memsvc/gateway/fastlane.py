@@ -41,6 +41,7 @@ MAX_BODY_BYTES = MAX_EVENT_BYTES
 _PLAIN_USER_QUERY = re.compile(rb"user_id=([A-Za-z0-9._@-]{1,128})")
 ENDPOINT = ("request", "body", "who", "user_id")
 JSON = b"application/json"  # other spellings FastAPI takes as JSON go the long way
+BODY = "memsvc.body"  # the scope key of the body as a lane parsed it, for the route's dependency
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class FastLane:
             await self._app(scope, _replay(messages, receive), send)
             return
         scope["route"] = lane.route  # as FastAPI's router sets it: the metrics label by it
+        scope[BODY] = body
         request = Request(scope, receive)
         try:
             who = await self._caller(request, await self._bearer(request))

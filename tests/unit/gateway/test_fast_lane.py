@@ -3,6 +3,7 @@ routing, and the requests the lane does not take still reach FastAPI whole."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -253,3 +254,40 @@ def test_a_route_the_lane_would_serve_differently_is_refused_one() -> None:
     for route in refused:
         with pytest.raises(TypeError, match="not served as a lane serves it"):
             fastlane.lane(route, caller)
+
+
+@pytest.mark.parametrize("long_way", [False, True])
+async def test_a_timed_call_gets_what_its_token_lookup_left_of_its_deadline(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch, long_way: bool
+) -> None:
+    tokens, mem = gateway.app.state.gateway.tokens, gateway.service.client
+    given: list[float | None] = []
+    authenticate, prefetch, call_tool = tokens.authenticate, mem.prefetch, mem.call_tool
+
+    async def slow_lookup(token: str) -> Any:
+        await asyncio.sleep(0.5)
+        return await authenticate(token)
+
+    async def noting_prefetch(*args: Any, deadline: float | None = None, **kw: Any) -> Any:
+        given.append(deadline)
+        return await prefetch(*args, deadline=deadline, **kw)
+
+    async def noting_tool(*args: Any, deadline: float | None = None, **kw: Any) -> Any:
+        given.append(deadline)
+        return await call_tool(*args, deadline=deadline, **kw)
+
+    monkeypatch.setattr(tokens, "authenticate", slow_lookup)
+    monkeypatch.setattr(mem, "prefetch", noting_prefetch)
+    monkeypatch.setattr(mem, "call_tool", noting_tool)
+    params = {"trace": "1"} if long_way else None  # another query: FastAPI's routing
+    args = {"action": "add", "content": "Prefers tea"}
+    for path, body in [
+        ("/agent/prefetch", {**IDS, "deadline": 30}),
+        ("/agent/tool", {**IDS, "name": "memory", "args": args, "deadline": 30}),
+        ("/agent/prefetch", IDS),  # no deadline: none is made up
+    ]:
+        response = await gateway.call("POST", path, json=body, params=params)
+        assert response.status_code == 200, response.text
+    first, second, third = given
+    assert first is not None and second is not None and third is None
+    assert 0 < first <= 29.5 and 0 < second <= 29.5  # the lookup's half second is spent

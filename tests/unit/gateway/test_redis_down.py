@@ -35,12 +35,12 @@ ANSWERS = {("POST", "/agent/prefetch"): 200, ("POST", "/agent/tool"): 200} | dic
 )
 
 
-def settings_for(tmp_path: Path, port: int) -> ServiceSettings:
+def settings_for(tmp_path: Path, port: int, *, timeout: float = 1.5) -> ServiceSettings:
     return ServiceSettings(
         data_dir=tmp_path / "data",
         redis_url=f"redis://127.0.0.1:{port}/0",
         redis_connect_timeout_seconds=1.0,
-        redis_timeout_seconds=1.5,
+        redis_timeout_seconds=timeout,
     )
 
 
@@ -49,11 +49,15 @@ Serve = Callable[..., Awaitable[httpx.AsyncClient]]
 
 @pytest.fixture
 async def serve(tmp_path: Path) -> AsyncIterator[Serve]:
-    """``serve(port, no_auth=...)``: the gateway, its client opened by itself, over HTTP."""
+    """``serve(port, no_auth=..., timeout=...)``: the gateway, its client opened by itself,
+    over HTTP."""
     async with AsyncExitStack() as stack:
 
-        async def start(port: int, *, no_auth: bool = False) -> httpx.AsyncClient:
-            app: FastAPI = create_app(settings_for(tmp_path, port), no_auth=no_auth)
+        async def start(
+            port: int, *, no_auth: bool = False, timeout: float = 1.5
+        ) -> httpx.AsyncClient:
+            settings = settings_for(tmp_path, port, timeout=timeout)
+            app: FastAPI = create_app(settings, no_auth=no_auth)
             await stack.enter_async_context(app.router.lifespan_context(app))
             transport = httpx.ASGITransport(app=app)  # an error the app lets out: raised here
             http = httpx.AsyncClient(transport=transport, base_url="http://gateway")
@@ -117,6 +121,39 @@ async def test_a_redis_that_never_answers_costs_a_request_its_timeout_then_503(
         elapsed = time.monotonic() - started
     assert response.status_code == 503 and response.json()["detail"].startswith("Redis")
     assert elapsed < 30.0  # the 1.5 s socket timeout, generous for a busy machine
+
+
+@pytest.mark.parametrize("lane", ["fast", "FastAPI's"])
+async def test_a_calls_deadline_bounds_its_token_lookup_in_a_redis_that_never_answers(
+    serve: Serve, lane: str
+) -> None:
+    """An agent asks for an answer within a second; Redis' socket timeout is a minute."""
+
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    # any other query parameter takes the request the long way, through FastAPI
+    params = {"user_id": "alice"} | ({} if lane == "fast" else {"trace": "1"})
+    calls = {
+        "/agent/prefetch": {"agent_id": "coder", "deadline": 1},
+        "/agent/tool": {"agent_id": "coder", "name": "memory", "args": {}, "deadline": 1},
+    }
+    async with server:
+        http = await serve(server.sockets[0].getsockname()[1], timeout=60.0)
+        for path, body in calls.items():
+            started = time.monotonic()
+            response = await http.post(
+                PREFIX + path,
+                params=params,
+                json=body,
+                headers={"Authorization": f"Bearer {TOKEN}"},
+                timeout=120,
+            )
+            elapsed = time.monotonic() - started
+            assert response.status_code == 503, (path, response.text)
+            assert response.json() == {"detail": "Redis unavailable; retry later"}
+            assert elapsed < 30.0, path  # the deadline, not the socket's minute
 
 
 async def test_the_clients_own_reads_raise_memory_unavailable(tmp_path: Path) -> None:
