@@ -422,16 +422,20 @@ def connection_pool(
 class Failures:
     """Consecutive failures of one loop, logged sparingly: the 1st, 2nd, 4th, 8th ...
     failure, with its count, so an hour's outage costs a loop a dozen lines, not one per
-    try; the first success after them is logged once. For a loop that keeps its own pace
-    (a heartbeat); :class:`Outage` also paces the tries."""
+    try; the first success after them is logged once, as ``redis_reachable_again`` when
+    the last failure was Redis being away (:data:`REDIS_DOWN`), else as ``recovered``.
+    For a loop that keeps its own pace (a heartbeat); :class:`Outage` also paces the
+    tries."""
 
     def __init__(self, event: str, **fields: Any) -> None:
         self._event = event
         self._fields = fields
         self.failures = 0
+        self._redis_down = False  # what the last failure was
 
     def note(self, exc: BaseException, **more: Any) -> None:
         self.failures += 1
+        self._redis_down = isinstance(exc, REDIS_DOWN)
         if self.failures & (self.failures - 1) == 0:  # a power of two
             log.warning(
                 self._event,
@@ -444,7 +448,10 @@ class Failures:
     def over(self) -> None:
         if self.failures:
             log.warning(
-                "redis_reachable_again", after=self._event, failures=self.failures, **self._fields
+                "redis_reachable_again" if self._redis_down else "recovered",
+                after=self._event,
+                failures=self.failures,
+                **self._fields,
             )
             self.failures = 0
 

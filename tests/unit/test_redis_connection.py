@@ -36,6 +36,7 @@ from memsvc.errors import InvalidInputError
 from memsvc.jobs.queue import job_pool
 from memsvc.redisbatch import CommandBatcher
 from memsvc.redisconn import (
+    Failures,
     MemsvcConnection,
     Outage,
     PackingConnection,
@@ -426,6 +427,20 @@ async def test_an_outage_is_logged_at_its_1st_2nd_4th_8th_failure_and_when_it_is
         outage.over()
     assert [e.get("failures") for e in logs] == [1, 2, 4, 8, 16, 20]
     assert [e["event"] for e in logs] == ["redis_gone"] * 5 + ["redis_reachable_again"]
+
+
+def test_a_loop_that_failed_for_another_reason_than_redis_recovers_in_those_words() -> None:
+    failures = Failures("housekeeping_failed")
+    with capture_logs() as logs:
+        failures.note(ConnectionError("refused"))
+        failures.note(ValueError("a record of another shape"))  # the last one counts
+        failures.over()
+        failures.over()  # once
+    assert [(e["event"], e.get("failures")) for e in logs] == [
+        ("housekeeping_failed", 1),
+        ("housekeeping_failed", 2),
+        ("recovered", 2),
+    ]
 
 
 # Redis 7.0.15's refusals as redis-py 5 raises them: alone, in a pipeline run with
