@@ -528,16 +528,20 @@ async def readyz(request: Request) -> JSONResponse:
             "writable": None,
         }
         return JSONResponse(body, status_code=503)
-    probe = state.refusal
-    gateway.note_refusal(probe or inbox or tokens)
-    user_refused = probe is not None and lasting_refusal(probe)  # then writes are not known
-    refused = user_refused or inbox is not None or tokens is not None
+    publish = state.publish
+    publish_refused = publish is not None and lasting_refusal(publish)  # writes not known
+    lasting = [
+        r
+        for r in (publish if publish_refused else None, state.reads, inbox, tokens)
+        if r is not None
+    ]
+    gateway.note_refusal(lasting[0] if lasting else publish)  # a refused publish is said first
     body = {
-        "ready": state.workers > 0 and not refused,
+        "ready": state.workers > 0 and not lasting,
         "redis": True,
         "workers": state.workers,
-        "refused": refused,
-        "writable": None if user_refused else probe is None,
+        "refused": bool(lasting),
+        "writable": None if publish_refused else publish is None,
     }
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 

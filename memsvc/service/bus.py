@@ -96,7 +96,8 @@ class Readiness:
     """What the stream's readiness check found."""
 
     workers: int  # workers that read the stream or beat lately
-    refusal: ResponseError | None  # what Redis refused: an event published now, or the check
+    publish: ResponseError | None  # what an event published now would be refused with
+    reads: ResponseError | None  # what the check's own reads were refused with, for good
 
 
 @dataclass(frozen=True)
@@ -362,25 +363,28 @@ class EventBus:
             pipe.time()
             pipe.zrange(self._keys.workers_seen, 0, -1, withscores=True)
             consumers, probed, now, seen = await pipe.execute(raise_on_error=False)
-        refusal = None
+        publish = None
         if isinstance(probed, ResponseError):
             if "must be greater than 0-0" not in str(probed):
-                refusal = probed
+                publish = probed
         else:  # no Redis takes it: an answer this check does not know is not a yes
-            refusal = ResponseError(f"unexpected answer to a probe: {probed!r}")
+            publish = ResponseError(f"unexpected answer to a probe: {probed!r}")
+        # a refused read may hide live workers (the beats unread, an idle worker looks dead)
+        reads = next(
+            (
+                a
+                for a in (consumers, now, seen)
+                if isinstance(a, ResponseError) and lasting_refusal(a)
+            ),
+            None,
+        )
         if isinstance(consumers, ResponseError):  # no stream or group yet: no worker joined
-            return Readiness(0, consumers if lasting_refusal(consumers) else refusal)
+            return Readiness(0, publish, reads)
         live = {_text(c["name"]) for c in consumers if int(c["idle"]) < within_ms}
         if not isinstance(now, ResponseError) and not isinstance(seen, ResponseError):
             since = now[0] * 1000 + now[1] // 1000 - within_ms
             live.update(_text(name) for name, at in seen if at > since)
-        # the beats may not be read (an idle worker looks dead); a refused publish is said first
-        if refusal is None or not lasting_refusal(refusal):
-            refusal = next(
-                (a for a in (now, seen) if isinstance(a, ResponseError) and lasting_refusal(a)),
-                refusal,
-            )
-        return Readiness(len(live), refusal)
+        return Readiness(len(live), publish, reads)
 
     async def pending_count(self) -> int:
         info = await self._redis.xpending(self._keys.events, self._keys.workers_group)

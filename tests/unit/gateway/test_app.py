@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from redis.exceptions import NoPermissionError
+from redis.exceptions import NoPermissionError, OutOfMemoryError
+from structlog.testing import capture_logs
 
 from memsvc.config import MAX_SETTING
 from memsvc.paths import DataLayout
+from memsvc.service.bus import Readiness
 from memsvc.service.explain import explain
 from memsvc.store.memfile import entry_hash
 from tests.conftest import until
@@ -369,6 +371,44 @@ async def test_readiness_fails_without_a_live_worker(gateway: Gateway) -> None:
     await gateway.service.stop_consumers()
     ready = await gateway.http.get("/readyz")
     assert ready.status_code == 503 and ready.json()["workers"] == 0
+
+
+@pytest.mark.parametrize(
+    ("publish", "reads", "said", "answer"),
+    [
+        # a refused publish is said first, and leaves writes unknown
+        ("xadd", "time", "xadd", {"ready": False, "refused": True, "writable": None}),
+        # the beats unread: not ready, but the publish passed, so writes are known to go
+        (None, "time", "time", {"ready": False, "refused": True, "writable": True}),
+        # out of memory: every gateway's alike, ready, not writable
+        ("oom", None, "oom", {"ready": True, "refused": False, "writable": False}),
+    ],
+)
+async def test_readiness_tells_a_refused_publish_from_refused_reads(
+    gateway: Gateway,
+    monkeypatch: pytest.MonkeyPatch,
+    publish: str | None,
+    reads: str | None,
+    said: str,
+    answer: dict[str, Any],
+) -> None:
+    refusals = {
+        "xadd": NoPermissionError("this user has no permissions to run the 'xadd' command"),
+        "time": NoPermissionError("this user has no permissions to run the 'time' command"),
+        "oom": OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+    }
+    bus = gateway.app.state.gateway.mem.bus
+
+    async def readiness(within_ms: int) -> Readiness:
+        return Readiness(1, publish and refusals[publish], reads and refusals[reads])
+
+    monkeypatch.setattr(bus, "readiness", readiness)
+    with capture_logs() as logs:
+        ready = await gateway.http.get("/readyz")
+    assert ready.json() == {"redis": True, "workers": 1, **answer}
+    assert ready.status_code == (200 if answer["ready"] else 503)
+    logged = [e["error"] for e in logs if e["event"] == "gateway_redis_refuses"]
+    assert logged == [str(refusals[said])]
 
 
 async def test_requests_waiting_when_redis_refuses_their_replies_say_so_without_its_words(
