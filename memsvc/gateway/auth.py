@@ -32,6 +32,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.errors import NotFoundError
 from memsvc.ids import validate_id
@@ -92,7 +93,10 @@ class TokenStore(Protocol):
 
     async def save(self, record: TokenRecord) -> None: ...
 
-    async def find(self, token_id: str) -> TokenRecord | None: ...
+    async def find(self, token_id: str, *, within: float | None = None) -> TokenRecord | None:
+        """The record of ``token_id``; a lookup that must ask a server gives up after
+        ``within`` seconds (raising :class:`redis.exceptions.TimeoutError`)."""
+        ...
 
     async def records(self) -> list[TokenRecord]: ...
 
@@ -141,10 +145,11 @@ class Tokens:
         if not _RECORD_ID.fullmatch(record_id) or not await self._store.delete(record_id):
             raise NotFoundError(f"no token with id {record_id!r}")
 
-    async def authenticate(self, token: str) -> Principal | None:
-        """The principal of ``token``; ``None`` when it is malformed, unknown or revoked."""
+    async def authenticate(self, token: str, *, within: float | None = None) -> Principal | None:
+        """The principal of ``token``; ``None`` when it is malformed, unknown or revoked.
+        ``within``: how long a lookup may wait on Redis (a call's deadline)."""
         record_id = token_id(token)
-        record = await self._store.find(record_id) if record_id is not None else None
+        record = await self._store.find(record_id, within=within) if record_id is not None else None
         expected = record.sha256 if record is not None else _UNKNOWN
         if not hmac.compare_digest(expected, _digest(token)) or record is None:
             return None
@@ -191,13 +196,17 @@ class RedisTokenStore:
     async def save(self, record: TokenRecord) -> None:
         await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
 
-    async def find(self, token_id: str) -> TokenRecord | None:
+    async def find(self, token_id: str, *, within: float | None = None) -> TokenRecord | None:
         asked = time.monotonic()
         kept = self._kept.get(token_id)
         if kept is not None and kept[0] > asked:
             return kept[1]
         generation = self._generation
-        (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
+        try:  # a Redis that stalls holds a lookup up to its socket timeout, longer maybe
+            async with asyncio.timeout(within):
+                (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
+        except TimeoutError:
+            raise RedisTimeoutError(f"no token record from Redis within {within:g} s") from None
         record = None if raw is None else _decode(raw)
         if record is not None and self._watching and generation == self._generation:
             self._kept[token_id] = (asked + self._keep_seconds, record)
@@ -328,8 +337,8 @@ class FileTokenStore:
     async def save(self, record: TokenRecord) -> None:
         await self._change(record.id, record)
 
-    async def find(self, token_id: str) -> TokenRecord | None:
-        return (await self._load()).get(token_id)
+    async def find(self, token_id: str, *, within: float | None = None) -> TokenRecord | None:
+        return (await self._load()).get(token_id)  # a local file: nothing to give up on
 
     async def records(self) -> list[TokenRecord]:
         return list((await self._load()).values())

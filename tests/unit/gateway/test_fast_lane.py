@@ -264,9 +264,9 @@ async def test_a_timed_call_gets_what_its_token_lookup_left_of_its_deadline(
     given: list[float | None] = []
     authenticate, prefetch, call_tool = tokens.authenticate, mem.prefetch, mem.call_tool
 
-    async def slow_lookup(token: str) -> Any:
+    async def slow_lookup(token: str, **kw: Any) -> Any:
         await asyncio.sleep(0.5)
-        return await authenticate(token)
+        return await authenticate(token, **kw)
 
     async def noting_prefetch(*args: Any, deadline: float | None = None, **kw: Any) -> Any:
         given.append(deadline)
