@@ -28,6 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import TypeAdapter
 from redis.exceptions import RedisError, ResponseError
 
 from memsvc.client import LOG_CURSOR, MemoryClient
@@ -39,7 +40,7 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
 )
-from memsvc.events import ENTRY_HASH, MAX_DEADLINE_SECONDS, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
+from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.fastlane import BODY, FastLane, lane
@@ -67,6 +68,9 @@ AGENT_LANES = ("prefetch", "queue-prefetch", "tool", "sync-turn", "session-switc
 # the calls whose body may give a ``deadline``, which their token's lookup counts against too
 TIMED_CALLS = (f"{PREFIX}/agent/prefetch", f"{PREFIX}/agent/tool")
 _ANSWER_BY = "memsvc.answer_by"  # the scope key of when such a call is due (the loop's clock)
+_DEADLINE: TypeAdapter[float | None] = TypeAdapter(models.Deadline)
+# a deadline shorter than this still lets a healthy Redis answer the token's lookup
+LOOKUP_FLOOR_SECONDS = 0.05
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -121,9 +125,12 @@ async def caller(
             "gateway_auth_failed", reason="no bearer token", path=request.url.path, client=client
         )
         raise AuthenticationError("a bearer token is required")
-    deadline = await _deadline_of(request)
+    deadline = None
+    if auth.token_id(credentials.credentials) is not None:  # else not looked up
+        deadline = await _deadline_of(request)
     if deadline is not None:
         request.scope[_ANSWER_BY] = asyncio.get_running_loop().time() + deadline
+        deadline = max(deadline, LOOKUP_FLOOR_SECONDS)
     principal = await gateway.tokens.authenticate(credentials.credentials, within=deadline)
     if principal is None:
         log.warning(
@@ -138,22 +145,30 @@ async def caller(
 
 
 async def _deadline_of(request: Request) -> float | None:
-    """The ``deadline`` a timed call's body gives (``None``: none, or not one the route takes;
-    its validation refuses that after the token)."""
+    """The ``deadline`` a timed call's body gives, read as its route reads it (``None``:
+    none, or one the route refuses, after the token)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or route.path not in TIMED_CALLS:
         return None
     body = request.scope.get(BODY)
     if body is not None:  # as the fast lane parsed it
-        deadline = body.deadline
-    else:
-        try:
-            parsed = await request.json()  # FastAPI has read and parsed it already
-        except ValueError:
-            return None
-        deadline = parsed.get("deadline") if isinstance(parsed, dict) else None
-    fits = isinstance(deadline, int | float) and not isinstance(deadline, bool)
-    return float(deadline) if fits and 0 < deadline <= MAX_DEADLINE_SECONDS else None
+        deadline: float | None = body.deadline
+        return deadline
+    if not _json_body(request):  # FastAPI parsed no JSON: nothing is parsed here either
+        return None
+    try:
+        parsed = await request.json()  # what FastAPI parsed, kept by the request
+        return _DEADLINE.validate_python(parsed.get("deadline"))
+    except Exception:  # not an object, a deadline out of range: the route's to refuse
+        return None
+
+
+def _json_body(request: Request) -> bool:
+    """Whether FastAPI read the body as JSON: declared ``application/json`` or ``+json``."""
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 def _left(request: Request, deadline: float | None) -> float | None:

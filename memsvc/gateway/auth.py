@@ -185,8 +185,11 @@ class RedisTokenStore:
         self._kept: dict[str, tuple[float, TokenRecord]] = {}  # id -> (kept until, record)
         self._watching = False
         # bumped whenever what is kept is dropped: a lookup that began before may have read
-        # a record revoked since, and is not kept
+        # a record revoked since, and is neither kept nor joined
         self._generation = 0
+        # the lookups under way, by (token id, generation): one per token at a time, so that
+        # callers giving up on a stalled Redis do not hold a connection each until it answers
+        self._lookups: dict[tuple[str, int], asyncio.Future[TokenRecord | None]] = {}
 
     @property
     def watching(self) -> bool:
@@ -197,20 +200,35 @@ class RedisTokenStore:
         await self._redis.hset(self._key, record.id, json.dumps(asdict(record)))  # type: ignore[misc]
 
     async def find(self, token_id: str, *, within: float | None = None) -> TokenRecord | None:
-        asked = time.monotonic()
         kept = self._kept.get(token_id)
-        if kept is not None and kept[0] > asked:
+        if kept is not None and kept[0] > time.monotonic():
             return kept[1]
-        generation = self._generation
+        key = (token_id, self._generation)
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._look_up(token_id))
+            self._lookups[key] = lookup
+            lookup.add_done_callback(functools.partial(self._looked_up, key))
         try:  # a Redis that stalls holds a lookup up to its socket timeout, longer maybe
-            async with asyncio.timeout(within):
-                (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
+            async with asyncio.timeout(within) as limit:
+                return await asyncio.shield(lookup)
         except TimeoutError:
-            raise RedisTimeoutError(f"no token record from Redis within {within:g} s") from None
+            if not limit.expired():
+                raise
+            raise RedisTimeoutError(f"no token record from Redis within {within} s") from None
+
+    async def _look_up(self, token_id: str) -> TokenRecord | None:
+        asked, generation = time.monotonic(), self._generation
+        (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
         record = None if raw is None else _decode(raw)
         if record is not None and self._watching and generation == self._generation:
             self._kept[token_id] = (asked + self._keep_seconds, record)
         return record
+
+    def _looked_up(self, key: tuple[str, int], lookup: asyncio.Future[TokenRecord | None]) -> None:
+        self._lookups.pop(key, None)
+        if not lookup.cancelled():
+            lookup.exception()  # read: every caller may have given up on it
 
     async def records(self) -> list[TokenRecord]:
         raws = await self._redis.hvals(self._key)  # type: ignore[misc]

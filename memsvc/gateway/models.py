@@ -6,7 +6,7 @@ refuse unknown fields, so a misspelt field is an error, not a silent default.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
@@ -221,9 +221,13 @@ class _Agent(_Body):
     thread_id: ThreadId = DEFAULT_THREAD
 
 
+# seconds the caller gives the call (its token's lookup included)
+Deadline = Annotated[float | None, Field(gt=0, le=MAX_DEADLINE_SECONDS)]
+
+
 class Prefetch(_Agent):
     query: Text = Field(default="", max_length=MAX_QUERY_CHARS)
-    deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+    deadline: Deadline = None
 
 
 class QueuePrefetch(_Agent):
@@ -244,7 +248,7 @@ class ToolCall(_Agent):
     # any JSON: arguments the tool refuses (not an object, a lone surrogate, NaN, too deep)
     # are answered with a result for the model, as MemoryClient answers them
     args: Any = Field(default_factory=dict, description="the tool's arguments (an object)")
-    deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_SECONDS)
+    deadline: Deadline = None
     mirror: bool = Field(
         default=True, description="false: Hindsight does not follow this `memory` write"
     )

@@ -382,6 +382,8 @@ async def test_readiness_fails_without_a_live_worker(gateway: Gateway) -> None:
         (None, "time", "time", {"ready": False, "refused": True, "writable": True}),
         # out of memory: every gateway's alike, ready, not writable
         ("oom", None, "oom", {"ready": True, "refused": False, "writable": False}),
+        # out of memory and the beats unread: the refusal that lasts is said
+        ("oom", "time", "time", {"ready": False, "refused": True, "writable": False}),
     ],
 )
 async def test_readiness_tells_a_refused_publish_from_refused_reads(

@@ -102,6 +102,24 @@ async def test_a_missing_or_wrong_token_is_401_on_every_route(
         assert "detail" in response.json()
 
 
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/json"])
+@pytest.mark.parametrize("token", ["msv_0123456789ab_" + "x" * 43, "not-a-token"])
+async def test_a_wrong_token_is_401_whatever_body_a_timed_call_carries(
+    gateway: Gateway, content_type: str | None, token: str
+) -> None:
+    """A timed call's deadline is read from its body before the token's lookup: a body
+    nested too deep for a JSON reader is refused as before (sent as JSON, 400: FastAPI
+    could not parse it; sent as anything else, 401: the token), never a 500."""
+    headers = {"Authorization": f"Bearer {token}"}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    for path in ("/agent/prefetch", "/agent/tool"):
+        for body in (b"[" * 100_000, b'{"deadline": ' + b"[" * 100_000 + b"]}"):
+            response = await gateway.http.post(PREFIX + path, content=body, headers=headers)
+            status = 400 if content_type == "application/json" else 401
+            assert response.status_code == status, (path, content_type, response.text[:200])
+
+
 async def test_a_revoked_token_is_401_on_every_route(gateway: Gateway) -> None:
     for key in sorted(REQUESTS):
         assert (await send(gateway, key, gateway.auth("revoked"))).status_code == 401, key

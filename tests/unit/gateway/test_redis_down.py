@@ -16,11 +16,15 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryMisconfiguredError, MemoryUnavailableError
 from memsvc.gateway.app import PREFIX, create_app, router
+from memsvc.gateway.auth import RedisTokenStore, TokenRecord, Tokens
 from memsvc.gateway.statuses import error_of
+from memsvc.keys import Keys
+from memsvc.redisconn import connect
 from memsvc.settings import ServiceSettings
 from tests.conftest import free_port
 from tests.unit.gateway.test_auth_refusals import ADMIN_ONLY, REQUESTS
@@ -123,21 +127,28 @@ async def test_a_redis_that_never_answers_costs_a_request_its_timeout_then_503(
     assert elapsed < 30.0  # the 1.5 s socket timeout, generous for a busy machine
 
 
-@pytest.mark.parametrize("lane", ["fast", "FastAPI's"])
+@pytest.mark.parametrize(
+    ("lane", "deadline"),
+    [("fast", 1), ("FastAPI's", 1), ("fast", "1"), ("FastAPI's", "1")],
+    ids=["fast", "FastAPI's", "fast, as text", "FastAPI's, as text"],
+)
 async def test_a_calls_deadline_bounds_its_token_lookup_in_a_redis_that_never_answers(
-    serve: Serve, lane: str
+    serve: Serve, lane: str, deadline: object
 ) -> None:
-    """An agent asks for an answer within a second; Redis' socket timeout is a minute."""
+    """An agent asks for an answer within a second (a number, or text the route reads as
+    one); Redis' socket timeout is a minute."""
+    accepted: list[int] = []
 
     async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
         await reader.read()
 
     server = await asyncio.start_server(swallow, "127.0.0.1", 0)
     # any other query parameter takes the request the long way, through FastAPI
     params = {"user_id": "alice"} | ({} if lane == "fast" else {"trace": "1"})
     calls = {
-        "/agent/prefetch": {"agent_id": "coder", "deadline": 1},
-        "/agent/tool": {"agent_id": "coder", "name": "memory", "args": {}, "deadline": 1},
+        "/agent/prefetch": {"agent_id": "coder", "deadline": deadline},
+        "/agent/tool": {"agent_id": "coder", "name": "memory", "args": {}, "deadline": deadline},
     }
     async with server:
         http = await serve(server.sockets[0].getsockname()[1], timeout=60.0)
@@ -154,6 +165,44 @@ async def test_a_calls_deadline_bounds_its_token_lookup_in_a_redis_that_never_an
             assert response.status_code == 503, (path, response.text)
             assert response.json() == {"detail": "Redis unavailable; retry later"}
             assert elapsed < 30.0, path  # the deadline, not the socket's minute
+        # callers that gave up leave one lookup to finish, not a connection each
+        opened = len(accepted)
+        for _ in range(10):
+            short = {**calls["/agent/prefetch"], "deadline": 0.1}
+            response = await http.post(
+                f"{PREFIX}/agent/prefetch",
+                params=params,
+                json=short,
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
+            assert response.status_code == 503
+        assert len(accepted) == opened
+
+
+async def test_a_kept_token_needs_no_redis_within_any_deadline() -> None:
+    """A record the gateway keeps (it hears revocations) is not looked up again: a stalled
+    Redis costs the calls that carry it nothing."""
+
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    async with server:
+        settings = ServiceSettings(
+            redis_url=f"redis://127.0.0.1:{server.sockets[0].getsockname()[1]}/0"
+        )
+        redis = connect(settings.redis_url or "", settings)
+        store = RedisTokenStore(redis, Keys("kept"), keep_seconds=60)
+        tokens = Tokens(store)
+        record = TokenRecord("0123456789ab", "alice", False, 0.0, "0" * 64)
+        store._kept[record.id] = (time.monotonic() + 60, record)
+        try:
+            assert await store.find(record.id, within=0.001) == record
+            with pytest.raises(RedisTimeoutError):  # another token: asked of Redis
+                await store.find("ba9876543210", within=0.1)
+            assert await tokens.authenticate(TOKEN, within=0.001) is None  # not its digest
+        finally:
+            await redis.aclose()
 
 
 async def test_the_clients_own_reads_raise_memory_unavailable(tmp_path: Path) -> None:
