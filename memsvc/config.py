@@ -19,6 +19,7 @@ import json
 import os
 import re
 import string
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -387,12 +388,19 @@ def _env_layer(yaml_layer: dict[str, Any], url: str | None) -> list[tuple[Source
 
 
 async def _read_json_layer(path: Anchored) -> Any:
+    return _parsed_layer(path, await _layer_bytes(path))
+
+
+async def _layer_bytes(path: Anchored) -> bytes | None:
     try:
-        raw = await read_bytes(path)
+        return await read_bytes(path)
     except UnsafeFileError as exc:
         raise ConfigError(f"{path.relative}: cannot be read: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path.relative}: cannot be read: {exc.strerror}") from None
+
+
+def _parsed_layer(path: Anchored, raw: bytes | None) -> Any:
     if raw is None:
         return {}
     try:
@@ -472,13 +480,13 @@ class ConfigLoader:
         """Apply ``changes`` (a merge patch) to the user's override file; the new effective config.
 
         A field off the whitelist, or a value its schema refuses, raises
-        :class:`ConfigError` naming it and leaves the file as it was. Callers serialise
-        updates of one user (a read-modify-write of one file).
+        :class:`ConfigError` naming it and leaves the file as it was; so does a
+        deployment-wide override file that cannot be used (the new config could not be
+        shown). Callers serialise updates of one user (a read-modify-write of one file).
         """
+        await self._override_layer(self._global_path)
         path = self._layout.anchored(self._user_path(user_id))
-        current = await _read_json_layer(path)
-        if not isinstance(current, dict):
-            raise ConfigError(f"{path.relative}: must be a JSON object")
+        current = await self._user_layer_or_aside(path)
         stored = _flatten(current)
         for field, value in _flatten(changes).items():
             # a field off the whitelist that a hand or an older release left in the file
@@ -493,16 +501,38 @@ class ConfigLoader:
         await write_atomic(path, data)
         return await self.effective(user_id)
 
+    async def _user_layer_or_aside(self, path: Anchored) -> dict[str, Any]:
+        """What a user's override file holds, to update. One that is no JSON object (cut
+        short, hand-edited) is served as absent already; it is kept beside as
+        ``<name>.<ns>.bak`` and the update starts from nothing, so that the user can put
+        it right through the API."""
+        raw = await _layer_bytes(path)  # unreadable (a symlink, too big ...): refused
+        try:
+            current = _parsed_layer(path, raw)
+        except ConfigError:
+            current = None
+        if isinstance(current, dict):
+            return current
+        assert raw is not None  # an absent file is an empty layer
+        backup = path.sibling(f"{path.parts[-1]}.{time.time_ns()}.bak")
+        await write_atomic(backup, raw)
+        log.warning("config_file_set_aside", file=path.relative, backup=backup.relative)
+        return {}
+
+    async def _override_layer(self, file: Path) -> dict[str, Any]:
+        """An override file's checked layer; :class:`ConfigError` when it cannot be used."""
+        anchored = self._layout.anchored(file)
+        layer = await _read_json_layer(anchored)
+        # named as in the data dir: the message reaches users, the host's path is not theirs
+        return check_override(layer, anchored.relative)
+
     async def _build(self, global_path: Path, user_path: Path) -> EffectiveConfig:
         layers: list[tuple[Source, dict[str, Any]]] = [("yaml", self._yaml), *self._env]
         problems: list[str] = []
         overrides: list[tuple[Source, Path]] = [("global", global_path), ("user", user_path)]
         for source, file in overrides:
             try:
-                anchored = self._layout.anchored(file)
-                layer = await _read_json_layer(anchored)
-                # named as in the data dir: the message reaches users, the host's path is not theirs
-                layers.append((source, check_override(layer, anchored.relative)))
+                layers.append((source, await self._override_layer(file)))
             except ConfigError as exc:
                 log.error("config_layer_left_out", layer=source, error=str(exc))
                 problems.append(str(exc))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from memsvc.config import (
     USER_WRITABLE_FIELDS,
@@ -129,6 +130,42 @@ async def test_a_stored_field_off_the_whitelist_can_be_removed_by_an_update(
     fixed = await loader.update_user("u1", {"security": None})
     assert fixed.config.security.scan_content is True and not fixed.problems
     assert json.loads(layout.user_config("u1").read_text()) == {}
+
+
+@pytest.mark.parametrize("broken", [b'{"injection": {"max_tokens": 500}', b"[]"])
+async def test_a_broken_global_file_refuses_an_update_before_anything_is_written(
+    layout: DataLayout, broken: bytes
+) -> None:
+    layout.global_overrides().parent.mkdir(parents=True, exist_ok=True)
+    layout.global_overrides().write_bytes(broken)
+    loader = ConfigLoader(layout)
+    with pytest.raises(ConfigError, match=r"memory_user_overrides\.json"):
+        await loader.update_user("u1", {"injection": {"enabled": False}})
+    assert not layout.user_config("u1").exists()  # refused means not done
+    served = await loader.effective("u1", strict=False)
+    assert served.config.injection.enabled is True
+
+
+@pytest.mark.parametrize("broken", [b'{"injection": {"enabled": false}', b'["x"]', b"\xff{}"])
+async def test_a_users_broken_file_is_set_aside_by_an_update_that_puts_it_right(
+    layout: DataLayout, broken: bytes
+) -> None:
+    """Serving leaves a broken file out already; an update starts from nothing and keeps
+    the broken bytes beside, so the user can mend it through the API."""
+    path = layout.user_config("u1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(broken)
+    loader = ConfigLoader(layout)
+    with pytest.raises(ConfigError):
+        await loader.effective("u1")
+    with capture_logs() as logs:
+        fixed = await loader.update_user("u1", {"injection": {"enabled": False}})
+    assert fixed.config.injection.enabled is False and not fixed.problems
+    assert json.loads(path.read_text()) == {"injection": {"enabled": False}}
+    (backup,) = path.parent.glob("memory_config.json.*.bak")
+    assert backup.read_bytes() == broken
+    assert [e["event"] for e in logs] == ["config_file_set_aside"]
+    assert (await loader.update_user("u1", {"injection": None})).config.injection.enabled
 
 
 async def test_global_overrides_are_held_to_the_whitelist_too(layout: DataLayout) -> None:
