@@ -38,6 +38,7 @@ from memsvc.errors import (
     MemoryUnavailableError,
     NotFoundError,
     PathEscapeError,
+    WritePendingError,
 )
 from memsvc.events import EVENT_TYPES
 from memsvc.heap import tune_collector
@@ -656,6 +657,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             refusal = exc.__cause__ if isinstance(exc, MemoryMisconfiguredError) else exc
             sys.stderr.write(f"memsvc: Redis refuses MEMSVC_REDIS_URL's user: {refusal}\n")
             return EXIT_BAD_INPUT
+        if isinstance(exc, WritePendingError):  # queued: sent again, it would count twice
+            sys.stderr.write(f"memsvc: {exc} (event {exc.event_id})\n")
+            return EXIT_TOOL_FAILED
         # not the caller's input: the same command may work once Redis is back
         detail = str(exc) or "no answer in time"
         said = detail if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {detail}"

@@ -451,9 +451,11 @@ class MemoryClient:
 
         ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
         without it turns are numbered in the order they are processed. Raises
-        :class:`MemoryUnavailableError` when Redis does not take the event,
-        :class:`InvalidInputError` when the turn is not one an event can carry (over the
-        caps, or over ``MAX_EVENT_BYTES`` in UTF-8).
+        :class:`MemoryUnavailableError` when Redis does not take the event (sending it
+        again is safe), :class:`WritePendingError` (one of those) when it may have:
+        it is kept and published until Redis confirms it, and recorded once, so it must
+        not be sent again; :class:`InvalidInputError` when the turn is not one an event
+        can carry (over the caps, or over ``MAX_EVENT_BYTES`` in UTF-8).
         """
         event = SyncTurnEvent(
             **self._envelope(user_id, agent_id, thread_id, None, reply=False),
@@ -469,7 +471,7 @@ class MemoryClient:
             if turn_index is not None
             else self._keys.turn_queue(event.user_id, event.agent_id, event.thread_id)
         )
-        await self._publish(event, order=order)
+        await self._publish(event, order=order, keep=True)  # the turn ledger: once by id
         return event.id
 
     async def session_switch(
@@ -784,10 +786,11 @@ class MemoryClient:
         """Hand ``event`` to Redis, or raise :class:`MemoryUnavailableError`.
 
         ``within``: the caller's deadline, when it comes before Redis' timeout. ``keep``:
-        a write its event id guards, which its caller is told is queued when Redis does
-        not confirm it in time, or the connection is lost after it was written (it may
-        have run); the outbox then publishes it until Redis does. A caller
-        cancelled meanwhile was told nothing, and nothing is kept for it.
+        an event whose id makes a second copy harmless (a write's receipt, a turn's
+        ledger), which is kept when Redis does not confirm it in time, or the connection
+        is lost after it was written (it may have run): the outbox then publishes it
+        until Redis does, and :class:`WritePendingError` says so. A caller cancelled
+        meanwhile was told nothing, and nothing is kept for it.
         """
         self._require_open()
         seconds = self._settings.redis_timeout_seconds
@@ -802,12 +805,20 @@ class MemoryClient:
                 else:
                     await self._bus.publish(event, order=order)
         except (TimeoutError, RedisTimeoutError, SentThenLost) as exc:
+            said = (
+                f"Redis did not answer within {seconds:g}s"
+                if isinstance(exc, TimeoutError)
+                else f"Redis unavailable: {exc}"
+            )
             if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
                 assert self._outbox is not None  # opened
-                self._outbox.keep(event, attempt)
-            if isinstance(exc, TimeoutError):
-                raise MemoryUnavailableError(f"Redis did not answer within {seconds:g}s") from exc
-            raise MemoryUnavailableError(f"Redis unavailable: {exc}") from exc
+                self._outbox.keep(event, attempt, order=order)
+                raise WritePendingError(
+                    f"{said}; the event is queued in this process and published until Redis "
+                    "takes it: it takes effect once, do not send it again",
+                    event_id=event.id,
+                ) from exc
+            raise MemoryUnavailableError(said) from exc
         except asyncio.CancelledError:
             if attempt is not None:
                 attempt.cancel()

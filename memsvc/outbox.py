@@ -10,8 +10,12 @@ is published again, with backoff, until Redis confirms a publish of it. A write
 may then arrive twice, which its event id makes harmless: the store applies it
 once (receipts), and replay once.
 
-Only writes whose event id guards them are kept: another tool's call, published
-twice, could act twice. A write still unconfirmed when the client closes (after a
+A finished turn (``sync_turn``) Redis may have taken unconfirmed is kept the same
+way, in its place among its thread's turns: the turn ledger numbers an event id
+once and its retain job is named by it, so a second copy changes nothing.
+
+Only events whose id guards them are kept: another tool's call, published twice,
+could act twice. A write still unconfirmed when the client closes (after a
 moment's grace) or its event loop ends is logged by event id
 (``write_not_confirmed``): it may have reached Redis, or not.
 """
@@ -39,16 +43,17 @@ class Outbox:
         self._keepers: dict[str, asyncio.Task[None]] = {}
         self._closed = False
 
-    def keep(self, event: Any, attempt: asyncio.Future[Any]) -> None:
-        """Publish ``event`` again until Redis confirms it; ``attempt`` is the publish
-        still in flight (it may yet be confirmed, and then nothing more is sent)."""
+    def keep(self, event: Any, attempt: asyncio.Future[Any], *, order: str | None = None) -> None:
+        """Publish ``event`` again (with its place in ``order``, a turn queue) until Redis
+        confirms it; ``attempt`` is the publish still in flight (it may yet be confirmed,
+        and then nothing more is sent)."""
         if self._closed:  # the client is closing: nothing would try again
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             return
         if event.id in self._keepers:
             return
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
-        task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt))
+        task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt, order))
         self._keepers[event.id] = task
         task.add_done_callback(lambda _: self._keepers.pop(event.id, None))
 
@@ -64,7 +69,9 @@ class Outbox:
         """The event ids not confirmed yet."""
         return list(self._keepers)
 
-    async def _until_confirmed(self, event: Any, attempt: asyncio.Future[Any]) -> None:
+    async def _until_confirmed(
+        self, event: Any, attempt: asyncio.Future[Any], order: str | None
+    ) -> None:
         outage = Outage("write_publish_retry", cap=5.0, event_id=event.id)
         try:
             while True:
@@ -74,7 +81,7 @@ class Outbox:
                 except Exception as exc:  # not confirmed: another copy after a pause
                     _let_go(attempt)
                     await outage.wait(exc)
-                    attempt = asyncio.ensure_future(self._bus.publish(event))
+                    attempt = asyncio.ensure_future(self._bus.publish(event, order=order))
                     continue
                 outage.over()
                 log.info("write_unconfirmed_published", event_id=event.id)

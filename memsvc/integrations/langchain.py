@@ -75,7 +75,12 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from memsvc.client import MemoryClient, PrefetchContext
-from memsvc.errors import AsyncOnlyError, InvalidInputError, MemoryServiceError
+from memsvc.errors import (
+    AsyncOnlyError,
+    InvalidInputError,
+    MemoryServiceError,
+    WritePendingError,
+)
 from memsvc.events import MAX_EVENT_BYTES, MAX_QUERY_CHARS, MAX_TURN_CHARS
 from memsvc.ids import DEFAULT_THREAD, InvalidIdError, id_for, validate_id
 from memsvc.security.scrubber import DEFAULT_CONTEXT_TAG, scrub
@@ -232,6 +237,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 user_content=_plain(scrub(human.text, tag), MAX_TURN_CHARS),
                 assistant_content=_plain(scrub(answer, tag), MAX_TURN_CHARS),
             )
+        except WritePendingError as exc:  # queued, recorded once: a retried run sends none
+            log.warning("memory_turn_pending", **asdict(ids), event_id=exc.event_id)
         except (MemoryServiceError, InvalidInputError) as exc:
             log.warning("memory_turn_not_recorded", **asdict(ids), error=str(exc))
             return None

@@ -17,10 +17,13 @@ import threading
 import time
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memsvc.cli import main
+from memsvc.client import MemoryClient
+from memsvc.errors import WritePendingError
 from tests.conftest import free_port
 from tests.deerflow_homes import every_layout, fact, memory_json, write
 
@@ -692,3 +695,21 @@ def test_bytes_that_are_not_utf8_are_named_so_and_json_output_stays_utf8(
     code, out, err = run(capsys, "migrate", "--from", str(home), "--all", "--dry-run")
     (out + err).encode("utf-8")  # the lines for people too
     assert "bad\\udcffname" in out + err and "Traceback" not in err
+
+
+def test_a_turn_left_pending_exits_1_and_says_not_to_send_it_again(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 3 tells a script to try later, which would record the turn twice."""
+
+    async def pending(self: MemoryClient, *args: Any, **kwargs: Any) -> str:
+        raise WritePendingError("Redis did not answer within 2s; queued", event_id="e" * 32)
+
+    monkeypatch.setattr(MemoryClient, "sync_turn", pending)
+    code, out, err = run(
+        capsys, "sync-turn", "--user", "u1", "--agent", "a1",
+        "--user-content", "Q", "--assistant-content", "A",
+    )  # fmt: skip
+    assert code == 1 and out == ""
+    assert err == f"memsvc: Redis did not answer within 2s; queued (event {'e' * 32})\n"
+

@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from memsvc.errors import AsyncOnlyError, MemoryUnavailableError
+from memsvc.errors import AsyncOnlyError, MemoryUnavailableError, WritePendingError
 from memsvc.hindsight.client import HindsightClient, RetainItem
 from memsvc.hindsight.fake import FakeHindsight
 from memsvc.ids import InvalidIdError, id_for
@@ -362,6 +362,29 @@ async def test_a_turn_redis_does_not_take_is_logged_and_the_answer_still_comes(
     monkeypatch.undo()
     await turn(agent, "hello", message_id="m-1")  # not marked as recorded: a retry records it
     assert await recorded_turns(service, 1) == [("hello", "You said: hello")]
+
+
+async def test_a_turn_left_pending_counts_as_recorded_and_a_retried_run_sends_none(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queued in the client's outbox, the turn will be recorded once: the same message run
+    again must not record it a second time."""
+    calls: list[str] = []
+
+    async def pending(*args: Any, **kwargs: Any) -> str:
+        calls.append(kwargs["user_content"])
+        raise WritePendingError("Redis did not answer within 2s; queued", event_id="e" * 32)
+
+    monkeypatch.setattr(service.client, "sync_turn", pending)
+    agent, _ = build(service)
+    with structlog.testing.capture_logs() as logs:
+        out = await turn(agent, "hello", message_id="m-1")
+        await turn(agent, "hello", message_id="m-1")  # the same message again
+    assert out["messages"][-1].text == "You said: hello"
+    assert calls == ["hello"]
+    (queued,) = [e for e in logs if e["event"] == "memory_turn_pending"]
+    assert queued["event_id"] == "e" * 32
+    assert not [e for e in logs if e["event"] == "memory_turn_not_recorded"]
 
 
 async def test_a_run_that_names_no_user_is_refused(service: Service) -> None:

@@ -14,8 +14,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
-from memsvc.errors import MemoryUnavailableError
-from memsvc.events import MemoryWriteEvent
+from memsvc.errors import MemoryUnavailableError, WritePendingError
+from memsvc.events import MemoryWriteEvent, SyncTurnEvent
 from memsvc.redisconn import SentThenLost
 from tests.conftest import until
 from tests.unit.conftest import Service
@@ -300,3 +300,55 @@ async def test_a_publish_given_up_on_that_fails_later_leaves_no_unread_error(
         assert unread == []
     finally:
         loop.set_exception_handler(None)
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["sent, unconfirmed", "never sent"])
+async def test_a_turn_redis_did_not_confirm_is_kept_and_numbered_once(
+    service: Service, monkeypatch: pytest.MonkeyPatch, landed: bool
+) -> None:
+    """A ``sync_turn`` whose publish may have landed is not called unsaved (a caller told
+    "retry later" would record the turn twice): it is pending, published again in its
+    place among the thread's turns, and numbered once."""
+    bus = service.client.bus
+    real = bus.publish
+    sent: list[tuple[str, str | None]] = []
+
+    async def publish(event: Any, **kwargs: Any) -> str:
+        if isinstance(event, SyncTurnEvent):
+            sent.append((event.id, kwargs.get("order")))
+            if len(sent) == 1:
+                if landed:
+                    await real(event, **kwargs)
+                    raise RedisTimeoutError("Timeout reading from socket")
+                raise SentThenLost("Connection closed by server.")  # as if it may have
+        return await real(event, **kwargs)
+
+    monkeypatch.setattr(bus, "publish", publish)
+    turn = {"user_content": "Q1", "assistant_content": "A1"}
+    with pytest.raises(WritePendingError, match="do not send it again") as pending:
+        await service.client.sync_turn("u1", "a1", "t1", **turn)
+    first = pending.value.event_id
+
+    async def published() -> bool:
+        return not service.client._outbox.waiting
+
+    await until(published)
+    second = await service.client.sync_turn(
+        "u1", "a1", "t1", user_content="Q2", assistant_content="A2"
+    )
+    assert [event_id for event_id, _ in sent] == [first, first, second]
+    assert sent[0][1] is not None and sent[1][1] == sent[0][1]  # its place kept
+
+    async def numbered() -> dict[str, set[int]]:
+        turns: dict[str, set[int]] = {}
+        for entry in await service.log():
+            if entry.type == "sync_turn":
+                turns.setdefault(entry.event_id, set()).add(entry.detail["turn_index"])
+        return turns
+
+    await until(lambda: _has(numbered, second))
+    assert await numbered() == {first: {1}, second: {2}}
+
+
+async def _has(numbered: Callable[[], Awaitable[dict[str, set[int]]]], event_id: str) -> bool:
+    return event_id in await numbered()
