@@ -364,12 +364,14 @@ async def test_the_inbox_listener_waits_out_an_error_reply_as_it_does_an_outage(
     with capture_logs() as logs:
         async with MemoryClient(settings=settings, redis=redis) as mem:
 
-            async def back() -> bool:
-                return any(e["event"] == "redis_reachable_again" for e in logs)
+            async def back() -> bool:  # an error reply is not Redis being away: "recovered"
+                return any(e["event"] == "recovered" for e in logs)
 
             await until(back)
             assert mem._listener is not None and not mem._listener.done()
     assert [e["failures"] for e in logs if e["event"] == "client_inbox_unavailable"] == [1, 2]
+    (recovered,) = [e for e in logs if e["event"] == "recovered"]
+    assert recovered["after"] == "client_inbox_unavailable"
     await redis.aclose()
 
 
