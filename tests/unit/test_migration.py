@@ -176,18 +176,21 @@ async def test_all_users_are_migrated_and_a_malformed_file_fails_only_its_user(
     write(home / "users/dee/memory.json", {"user": {"topOfMind": {"summary": 42}}})
     # valid JSON, and no character: the whole run died on it, the others unreported
     write(home / "users/fay/memory.json", '{"facts": [{"content": "lone \\ud800 here"}]}')
+    # JSON keeps the last of a repeated key: the first facts were lost, unreported
+    write(home / "users/gus/memory.json", '{"facts": [{"content": "a"}], "facts": []}')
     big = home / "users/eve/memory.json"
     write(big, memory_json(facts=[fact(f"f{i}", "x" * 2000, "context", 0.5) for i in range(2200)]))
     write(home / "users/zhang/memory.json", ZHANG)
     report = await migrate(service, home)
     failed = {user.user_id: user.files[0].error for user in report.users if user.failed}
-    assert sorted(failed) == ["bo", "cy", "dee", "eve", "fay"]
+    assert sorted(failed) == ["bo", "cy", "dee", "eve", "fay", "gus"]
     assert "is not UTF-8 JSON" in str(failed["bo"])
     assert "lone surrogate" in str(failed["fay"])
+    assert "gives the key 'facts' twice in one object" in str(failed["gus"])
     assert "user.topOfMind.summary" in str(failed["dee"])
     assert "over the 4,194,304-byte limit" in str(failed["eve"])
     assert report.failed
-    for user in ("bo", "cy", "dee", "eve", "fay"):  # left for the next run, untouched
+    for user in ("bo", "cy", "dee", "eve", "fay", "gus"):  # left for the next run, untouched
         assert (home / f"users/{user}/memory.json").exists()
         assert not (home / f"users/{user}/memory.json.bak").exists()
     assert "名字叫张伟" in entries(service, "users/zhang/USER.md")
