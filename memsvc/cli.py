@@ -37,7 +37,7 @@ from memsvc.errors import (
     MemoryServiceError,
     MemoryUnavailableError,
     NotFoundError,
-    PathEscapeError,
+    UnsafeFileError,
     WritePendingError,
 )
 from memsvc.events import EVENT_TYPES
@@ -667,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNAVAILABLE
     except (
         UsageError,
-        PathEscapeError,
+        UnsafeFileError,  # a data-dir file that cannot be used (a symlink, a broken token file)
         InvalidInputError,  # a config, a migration source, an id or text no event carries
         MemoryServiceError,
         NotFoundError,

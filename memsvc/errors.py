@@ -77,7 +77,8 @@ class WritePendingError(MemoryUnavailableError):
 class MemoryMisconfiguredError(MemoryServiceError):
     """Redis refuses memsvc's commands in a way no retry fixes: credentials it does not
     take, an ACL that lacks a command or key memsvc needs, a key of another type under
-    memsvc's prefix, a server without a command memsvc uses. Nothing was done, unless
+    memsvc's prefix, a server without a command memsvc uses (or a gateway's token file
+    cannot be read). Nothing was done, unless
     ``sent``: the request was sent and its reply could not be read, so it may be done."""
 
     def __init__(self, message: str, *, sent: bool = False) -> None:

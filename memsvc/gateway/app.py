@@ -39,6 +39,7 @@ from memsvc.errors import (
     MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
+    UnsafeFileError,
 )
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
@@ -131,7 +132,12 @@ async def caller(
     if deadline is not None:
         request.scope[_ANSWER_BY] = asyncio.get_running_loop().time() + deadline
         deadline = max(deadline, LOOKUP_FLOOR_SECONDS)
-    principal = await gateway.tokens.authenticate(credentials.credentials, within=deadline)
+    try:
+        principal = await gateway.tokens.authenticate(credentials.credentials, within=deadline)
+    except UnsafeFileError as exc:  # the token file, hand-edited or cut short
+        log.error("gateway_token_store_unreadable", error=str(exc))
+        said = "the gateway's token store cannot be read; an operator must fix it"
+        raise MemoryMisconfiguredError(said) from None
     if principal is None:
         log.warning(
             "gateway_auth_failed",

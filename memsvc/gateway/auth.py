@@ -34,7 +34,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memsvc.errors import NotFoundError
+from memsvc.errors import NotFoundError, UnsafeFileError
 from memsvc.ids import validate_id
 from memsvc.keys import Keys
 from memsvc.paths import Anchored, DataLayout
@@ -158,8 +158,26 @@ class Tokens:
 
 @functools.lru_cache(maxsize=1024)
 def _decode(raw: bytes | str) -> TokenRecord:
-    """A stored record, parsed once per distinct value: every request reads its token's."""
-    return TokenRecord(**json.loads(raw))
+    """A stored record, parsed once per distinct value: every request reads its token's.
+    Raises ``ValueError`` for one that is no record (hand-edited, cut short)."""
+    try:
+        record = TokenRecord(**json.loads(raw))
+    except (TypeError, ValueError, RecursionError) as exc:  # no JSON object of its fields
+        raise ValueError(f"not a token record: {exc}") from None
+    fields = (record.id, record.user_id, record.sha256)
+    if not all(isinstance(f, str) for f in fields) or not isinstance(record.admin, bool):
+        raise ValueError("not a token record: a field of the wrong type")
+    return record
+
+
+def _readable(token_id: str, raw: bytes | str) -> TokenRecord | None:
+    """``raw``'s record; ``None`` (logged) for one that cannot be read: its token is
+    refused, and the others are not held up by it."""
+    try:
+        return _decode(raw)
+    except ValueError as exc:
+        log.error("token_record_unreadable", token_id=token_id, error=str(exc))
+        return None
 
 
 class RedisTokenStore:
@@ -220,7 +238,7 @@ class RedisTokenStore:
     async def _look_up(self, token_id: str) -> TokenRecord | None:
         asked, generation = time.monotonic(), self._generation
         (raw,) = await self._commands.execute(lambda pipe: pipe.hget(self._key, token_id))
-        record = None if raw is None else _decode(raw)
+        record = None if raw is None else _readable(token_id, raw)
         if record is not None and self._watching and generation == self._generation:
             self._kept[token_id] = (asked + self._keep_seconds, record)
         return record
@@ -231,8 +249,9 @@ class RedisTokenStore:
             lookup.exception()  # read: every caller may have given up on it
 
     async def records(self) -> list[TokenRecord]:
-        raws = await self._redis.hvals(self._key)  # type: ignore[misc]
-        return [_decode(raw) for raw in raws]
+        raws = await self._redis.hgetall(self._key)  # type: ignore[misc]
+        found = (_readable(_text(key), raw) for key, raw in raws.items())
+        return [record for record in found if record is not None]
 
     async def delete(self, token_id: str) -> bool:
         deleted = bool(await self._redis.hdel(self._key, token_id))  # type: ignore[misc]
@@ -321,7 +340,16 @@ class FileTokenStore:
 
     def _read_now(self) -> dict[str, TokenRecord]:
         raw = read_file_now(self._file).data
-        return {k: TokenRecord(**v) for k, v in json.loads(raw or b"{}").items()}
+        try:
+            stored = json.loads(raw or b"{}")
+            if not isinstance(stored, dict):
+                raise ValueError("not a JSON object")
+            return {k: _decode(json.dumps(v)) for k, v in stored.items()}
+        except (ValueError, RecursionError) as exc:  # hand-edited, cut short
+            raise UnsafeFileError(
+                f"'{self._file.relative}' in the data dir is not a token store ({exc}); "
+                "fix or remove it (its tokens are refused meanwhile)"
+            ) from None
 
     async def _load(self) -> dict[str, TokenRecord]:
         try:
@@ -363,3 +391,7 @@ class FileTokenStore:
 
     async def delete(self, token_id: str) -> bool:
         return await self._change(token_id, None)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else value

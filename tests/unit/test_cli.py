@@ -713,3 +713,14 @@ def test_a_turn_left_pending_exits_1_and_says_not_to_send_it_again(
     assert code == 1 and out == ""
     assert err == f"memsvc: Redis did not answer within 2s; queued (event {'e' * 32})\n"
 
+
+def test_a_broken_token_file_is_a_one_line_refusal(
+    capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    assert run(capsys, "token", "add", "--user", "alice")[0] == 0
+    (data_dir / "gateway_tokens.json").write_bytes(b"[]")
+    for argv in (("token", "list"), ("token", "add", "--user", "bob")):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "", argv
+        assert err.startswith("memsvc: 'gateway_tokens.json' in the data dir is not a token store")
+        assert len(err.strip().splitlines()) == 1

@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import NoPermissionError, ResponseError
 
-from memsvc.errors import NotFoundError
+from memsvc.errors import NotFoundError, UnsafeFileError
 from memsvc.gateway import auth
 from memsvc.gateway.auth import FileTokenStore, RedisTokenStore, Tokens
 from memsvc.keys import Keys
@@ -109,6 +109,49 @@ async def test_the_token_file_is_private(layout: DataLayout) -> None:
     mode = stat.S_IMODE(os.stat(layout.gateway_tokens()).st_mode)
     assert mode == 0o600
     assert Path(layout.gateway_tokens()).parent == layout.root
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        b'{"x": ',
+        b"[]",
+        b'{"abc": {"id": "abc"}}',
+        b'{"abc": 1}',
+        b'{"abc": {"id": 1, "user_id": "u", "admin": false, "created_at": 0, "sha256": "x"}}',
+    ],
+    ids=["cut short", "no object", "fields missing", "no record", "a field's type"],
+)
+async def test_a_broken_token_file_is_named_not_a_traceback(
+    layout: DataLayout, broken: bytes
+) -> None:
+    tokens = Tokens(FileTokenStore(layout))
+    _, token = await tokens.add("alice")
+    layout.gateway_tokens().write_bytes(broken)
+    for call in (tokens.list(), tokens.authenticate(token), tokens.add("bob")):
+        with pytest.raises(
+            UnsafeFileError, match=r"'gateway_tokens\.json' in the data dir is not a token store"
+        ):
+            await call
+    assert layout.gateway_tokens().read_bytes() == broken  # left for a person to mend
+
+
+async def test_an_unreadable_record_in_redis_refuses_its_token_and_holds_up_no_other(
+    fake_redis: Redis,
+) -> None:
+    tokens = Tokens(RedisTokenStore(fake_redis, Keys("gw")))
+    record, token = await tokens.add("alice")
+    broken_id = "aaaaaaaaaaaa"
+    await fake_redis.hset(Keys("gw").tokens, broken_id, "not json")  # type: ignore[misc]
+    with structlog.testing.capture_logs() as logs:
+        assert [r.id for r in await tokens.list()] == [record.id]
+        assert await tokens.authenticate(f"msv_{broken_id}_{'x' * 43}") is None
+    assert [e["token_id"] for e in logs if e["event"] == "token_record_unreadable"] == [
+        broken_id
+    ] * 2
+    assert await tokens.authenticate(token) == auth.Principal("alice", False, record.id)
+    await tokens.revoke(broken_id)  # an operator can remove it
+    assert await fake_redis.hkeys(Keys("gw").tokens) == [record.id.encode()]  # type: ignore[misc]
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 import structlog.testing
 
 from memsvc.gateway.app import PREFIX
+from memsvc.paths import DataLayout
 from memsvc.store.memfile import entry_hash
 from tests.unit.gateway.conftest import Gateway
 
@@ -207,3 +208,19 @@ async def test_without_auth_every_request_is_user_default_and_names_no_other(
     assert admin.status_code == 403
     seen = await gateway.call("GET", "", as_="alice")  # a token changes nothing either
     assert [entry["content"] for entry in seen.json()["user_md"]] == ["Name: Default"]
+
+
+async def test_a_broken_token_file_is_a_500_that_says_so_in_json(gateway: Gateway) -> None:
+    path = DataLayout.at(gateway.service.settings.data_dir).gateway_tokens()
+    path.write_bytes(b'{"x": ')
+    with structlog.testing.capture_logs() as logs:
+        response = await gateway.call("GET", "", params={"agent_id": "coder"})
+    assert response.status_code == 500
+    assert response.json() == {
+        "detail": {
+            "error": "the gateway's token store cannot be read; an operator must fix it",
+            "misconfigured": True,
+        }
+    }
+    (logged,) = [e for e in logs if e["event"] == "gateway_token_store_unreadable"]
+    assert "gateway_tokens.json" in logged["error"]
