@@ -657,8 +657,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             refusal = exc.__cause__ if isinstance(exc, MemoryMisconfiguredError) else exc
             sys.stderr.write(f"memsvc: Redis refuses MEMSVC_REDIS_URL's user: {refusal}\n")
             return EXIT_BAD_INPUT
-        if isinstance(exc, WritePendingError):  # queued: sent again, it would count twice
-            sys.stderr.write(f"memsvc: {exc} (event {exc.event_id})\n")
+        if isinstance(exc, WritePendingError):  # sent again, it may count twice
+            # this process ends here: what it kept is published only while it runs
+            sys.stderr.write(
+                f"memsvc: Redis did not confirm event {exc.event_id}: it may have been "
+                "recorded; look for it in the event log before sending it again\n"
+            )
             return EXIT_TOOL_FAILED
         # not the caller's input: the same command may work once Redis is back
         detail = str(exc) or "no answer in time"

@@ -810,9 +810,10 @@ class MemoryClient:
                 if isinstance(exc, TimeoutError)
                 else f"Redis unavailable: {exc}"
             )
-            if attempt is not None:  # maybe sent, maybe never: kept until one is confirmed
-                assert self._outbox is not None  # opened
-                self._outbox.keep(event, attempt, order=order)
+            # maybe sent, maybe never: kept until one is confirmed (not by a closing client)
+            if attempt is not None and self._outbox is not None:
+                if not self._outbox.keep(event, attempt, order=order):
+                    raise MemoryUnavailableError(f"{said}; the client closed") from exc
                 raise WritePendingError(
                     f"{said}; the event is queued in this process and published until Redis "
                     "takes it: it takes effect once, do not send it again",

@@ -486,7 +486,7 @@ class ConfigLoader:
         """
         await self._override_layer(self._global_path)
         path = self._layout.anchored(self._user_path(user_id))
-        current = await self._user_layer_or_aside(path)
+        current, broken = await self._user_layer(path)
         stored = _flatten(current)
         for field, value in _flatten(changes).items():
             # a field off the whitelist that a hand or an older release left in the file
@@ -498,26 +498,27 @@ class ConfigLoader:
         # stored value right (one a newer release refuses, as a bound tightened)
         updated = check_override(merge_patch(current, changes), "the update")
         data = json.dumps(updated, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8")
+        if broken is not None:  # kept beside once the update is known to replace it
+            backup = path.sibling(f"{path.parts[-1]}.{time.time_ns()}.bak")
+            await write_atomic(backup, broken)
+            log.warning("config_file_set_aside", file=path.relative, backup=backup.relative)
         await write_atomic(path, data)
         return await self.effective(user_id)
 
-    async def _user_layer_or_aside(self, path: Anchored) -> dict[str, Any]:
-        """What a user's override file holds, to update. One that is no JSON object (cut
-        short, hand-edited) is served as absent already; it is kept beside as
-        ``<name>.<ns>.bak`` and the update starts from nothing, so that the user can put
-        it right through the API."""
+    async def _user_layer(self, path: Anchored) -> tuple[dict[str, Any], bytes | None]:
+        """What a user's override file holds, to update, and its bytes when it is no JSON
+        object (cut short, hand-edited). Such a file is served as absent already: the
+        update starts from nothing and keeps it beside as ``<name>.<ns>.bak``, so that
+        the user can put it right through the API."""
         raw = await _layer_bytes(path)  # unreadable (a symlink, too big ...): refused
         try:
             current = _parsed_layer(path, raw)
         except ConfigError:
             current = None
         if isinstance(current, dict):
-            return current
+            return current, None
         assert raw is not None  # an absent file is an empty layer
-        backup = path.sibling(f"{path.parts[-1]}.{time.time_ns()}.bak")
-        await write_atomic(backup, raw)
-        log.warning("config_file_set_aside", file=path.relative, backup=backup.relative)
-        return {}
+        return {}, raw
 
     async def _override_layer(self, file: Path) -> dict[str, Any]:
         """An override file's checked layer; :class:`ConfigError` when it cannot be used."""

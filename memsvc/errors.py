@@ -66,8 +66,11 @@ class MemoryUnavailableError(MemoryServiceError):
 
 
 class WritePendingError(MemoryUnavailableError):
-    """A write was sent and not confirmed in time: it will be applied once, or its refusal
-    recorded; ``event_id`` looks its outcome up later. Repeating it is not needed."""
+    """A write (or a finished turn) was sent and not confirmed in time: it will be applied
+    once, or its refusal recorded; ``event_id`` looks its outcome up later. Repeating it
+    is not needed, and a copy under a new id would count twice: not ``retryable``."""
+
+    retryable = False
 
     def __init__(self, message: str, *, event_id: str) -> None:
         super().__init__(message)

@@ -11,8 +11,10 @@ may then arrive twice, which its event id makes harmless: the store applies it
 once (receipts), and replay once.
 
 A finished turn (``sync_turn``) Redis may have taken unconfirmed is kept the same
-way, in its place among its thread's turns: the turn ledger numbers an event id
-once and its retain job is named by it, so a second copy changes nothing.
+way: the turn ledger numbers an event id once and its retain job is named by it,
+so a second copy changes nothing. Its place among its thread's turns is kept when
+its first copy reached Redis; a turn whose first copy never did is numbered when
+a copy arrives, after any turn of its thread published meanwhile.
 
 Only events whose id guards them are kept: another tool's call, published twice,
 could act twice. A write still unconfirmed when the client closes (after a
@@ -43,19 +45,21 @@ class Outbox:
         self._keepers: dict[str, asyncio.Task[None]] = {}
         self._closed = False
 
-    def keep(self, event: Any, attempt: asyncio.Future[Any], *, order: str | None = None) -> None:
-        """Publish ``event`` again (with its place in ``order``, a turn queue) until Redis
+    def keep(self, event: Any, attempt: asyncio.Future[Any], *, order: str | None = None) -> bool:
+        """Publish ``event`` again (with ``order``, its thread's turn queue) until Redis
         confirms it; ``attempt`` is the publish still in flight (it may yet be confirmed,
-        and then nothing more is sent)."""
-        if self._closed:  # the client is closing: nothing would try again
+        and then nothing more is sent). ``False`` when the client is closing: nothing
+        would try again."""
+        if self._closed:
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
-            return
+            return False
         if event.id in self._keepers:
-            return
+            return True
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
         task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt, order))
         self._keepers[event.id] = task
         task.add_done_callback(lambda _: self._keepers.pop(event.id, None))
+        return True
 
     def drop(self, event_id: str) -> None:
         """Stop publishing ``event_id``: its caller was cancelled before it was answered,

@@ -40,6 +40,7 @@ from memsvc.errors import (
     MemsvcError,
     PermissionDeniedError,
     UnsafeFileError,
+    WritePendingError,
 )
 from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
@@ -68,6 +69,10 @@ NO_AUTH_USER = "default"
 AGENT_LANES = ("prefetch", "queue-prefetch", "tool", "sync-turn", "session-switch")
 # the calls whose body may give a ``deadline``, which their token's lookup counts against too
 TIMED_CALLS = (f"{PREFIX}/agent/prefetch", f"{PREFIX}/agent/tool")
+PENDING_WORDS = (
+    "Redis did not confirm the event; the gateway keeps it and publishes it until Redis "
+    "takes it: it takes effect once, do not send it again"
+)
 _ANSWER_BY = "memsvc.answer_by"  # the scope key of when such a call is due (the loop's clock)
 _DEADLINE: TypeAdapter[float | None] = TypeAdapter(models.Deadline)
 # a deadline shorter than this still lets a healthy Redis answer the token's lookup
@@ -520,7 +525,7 @@ async def readyz(request: Request) -> JSONResponse:
     gateway's log, not in this answer, which needs no token."""
     gateway = _gateway(request)
     inbox = gateway.mem.inbox_refusal
-    tokens = None  # what the token store's reads were refused with, for good
+    tokens: Exception | None = None  # what the token store's reads were refused with, for good
     try:
         async with asyncio.timeout(gateway.mem.settings.redis_timeout_seconds):
             state = await gateway.mem.bus.readiness(gateway.ready_within_ms)
@@ -529,6 +534,8 @@ async def readyz(request: Request) -> JSONResponse:
                     await gateway.tokens.probe()
                 except ResponseError as exc:  # a passing one is the calls' to meet
                     tokens = exc if lasting_refusal(exc) else None
+                except UnsafeFileError as exc:  # the token file cannot be read: no call can
+                    tokens = exc
     except REDIS_DOWN as exc:  # TimeoutError is an OSError: the deadline's too
         said = exc if refused_user(exc) else inbox  # a refused password is an answer
         if said is not None:
@@ -610,7 +617,11 @@ def _cut(text: str) -> str:
 
 async def _refused(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemsvcError)
-    if isinstance(exc, MemoryUnavailableError | MemoryMisconfiguredError) and isinstance(
+    if isinstance(exc, WritePendingError) and isinstance(exc.__cause__, RedisError | OSError):
+        # queued in the gateway: said so (a retry would count twice), not in Redis' words
+        log.warning("gateway_redis_unavailable", path=request.url.path, error=str(exc.__cause__))
+        exc = WritePendingError(PENDING_WORDS, event_id=exc.event_id)
+    elif isinstance(exc, MemoryUnavailableError | MemoryMisconfiguredError) and isinstance(
         exc.__cause__, RedisError | OSError
     ):  # its words name the server, or a user
         sent = isinstance(exc, MemoryMisconfiguredError) and exc.sent

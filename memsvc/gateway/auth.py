@@ -156,6 +156,9 @@ class Tokens:
         return Principal(record.user_id, admin=record.admin, token_id=record.id)
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 @functools.lru_cache(maxsize=1024)
 def _decode(raw: bytes | str) -> TokenRecord:
     """A stored record, parsed once per distinct value: every request reads its token's.
@@ -164,8 +167,16 @@ def _decode(raw: bytes | str) -> TokenRecord:
         record = TokenRecord(**json.loads(raw))
     except (TypeError, ValueError, RecursionError) as exc:  # no JSON object of its fields
         raise ValueError(f"not a token record: {exc}") from None
-    fields = (record.id, record.user_id, record.sha256)
-    if not all(isinstance(f, str) for f in fields) or not isinstance(record.admin, bool):
+    fits = (
+        isinstance(record.id, str)
+        and isinstance(record.user_id, str)
+        and isinstance(record.admin, bool)
+        and isinstance(record.created_at, int | float)
+        and not isinstance(record.created_at, bool)
+        and isinstance(record.sha256, str)
+        and _SHA256.fullmatch(record.sha256) is not None
+    )
+    if not fits:
         raise ValueError("not a token record: a field of the wrong type")
     return record
 

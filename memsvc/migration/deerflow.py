@@ -177,17 +177,15 @@ def read_source(source: Source) -> MemoryFile:
     except OSError as exc:
         raise MigrationSourceError(f"cannot read {source.relative}: {exc.strerror}") from exc
     try:
-        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=_no_repeated_keys)
+        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=_keys_once(source.relative))
         # a "\ud800" escape is valid JSON and no character: everything downstream failed on it
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise MigrationSourceError(
             f"{source.relative} holds a \\u escape of a lone surrogate, which is no character"
         ) from None
-    except _RepeatedKey as exc:  # JSON keeps the last: the others would be lost unsaid
-        raise MigrationSourceError(
-            f"{source.relative} gives the key {exc.args[0]!r} twice in one object"
-        ) from None
+    except MigrationSourceError:  # a key given twice (a ValueError too)
+        raise
     except (UnicodeDecodeError, ValueError) as exc:
         raise MigrationSourceError(f"{source.relative} is not UTF-8 JSON: {exc}") from None
     except RecursionError:
@@ -212,14 +210,16 @@ def read_source(source: Source) -> MemoryFile:
     return MemoryFile(parsed.user, parsed.history, facts, bad, unknown, raw)
 
 
-class _RepeatedKey(Exception):
-    """A key given twice in one JSON object."""
+def _keys_once(where: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """A JSON object hook refusing a key given twice: JSON keeps the last, and what the
+    others held would be lost unsaid."""
 
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                raise MigrationSourceError(f"{where} gives the key {key!r} twice in one object")
+            found[key] = value
+        return found
 
-def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _RepeatedKey(key)
-        found[key] = value
-    return found
+    return build

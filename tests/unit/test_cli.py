@@ -697,10 +697,11 @@ def test_bytes_that_are_not_utf8_are_named_so_and_json_output_stays_utf8(
     assert "bad\\udcffname" in out + err and "Traceback" not in err
 
 
-def test_a_turn_left_pending_exits_1_and_says_not_to_send_it_again(
+def test_a_turn_left_pending_exits_1_and_says_to_look_before_sending_it_again(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Exit 3 tells a script to try later, which would record the turn twice."""
+    """Exit 3 tells a script to try later, which may record the turn twice; and this process
+    ends at once, so it cannot promise to publish the turn it kept."""
 
     async def pending(self: MemoryClient, *args: Any, **kwargs: Any) -> str:
         raise WritePendingError("Redis did not answer within 2s; queued", event_id="e" * 32)
@@ -711,7 +712,10 @@ def test_a_turn_left_pending_exits_1_and_says_not_to_send_it_again(
         "--user-content", "Q", "--assistant-content", "A",
     )  # fmt: skip
     assert code == 1 and out == ""
-    assert err == f"memsvc: Redis did not answer within 2s; queued (event {'e' * 32})\n"
+    assert err == (
+        f"memsvc: Redis did not confirm event {'e' * 32}: it may have been recorded; "
+        "look for it in the event log before sending it again\n"
+    )
 
 
 def test_a_broken_token_file_is_a_one_line_refusal(

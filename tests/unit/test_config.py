@@ -158,6 +158,11 @@ async def test_a_users_broken_file_is_set_aside_by_an_update_that_puts_it_right(
     loader = ConfigLoader(layout)
     with pytest.raises(ConfigError):
         await loader.effective("u1")
+    for refused in ({"security": {"scan_content": False}}, {"injection": {"max_tokens": -5}}):
+        with pytest.raises(ConfigError):
+            await loader.update_user("u1", refused)
+    assert path.read_bytes() == broken  # refused: nothing set aside, nothing written
+    assert not list(path.parent.glob("*.bak"))
     with capture_logs() as logs:
         fixed = await loader.update_user("u1", {"injection": {"enabled": False}})
     assert fixed.config.injection.enabled is False and not fixed.problems

@@ -15,6 +15,7 @@ from memsvc.errors import (
     MemoryUnavailableError,
     MemsvcError,
     UnsafeFileError,
+    WritePendingError,
     is_retryable,
 )
 from memsvc.events import InvalidEvent
@@ -40,6 +41,8 @@ def test_every_exception_memsvc_defines_is_in_the_tree() -> None:
 
 def test_retryable_says_whether_the_same_call_may_succeed_later() -> None:
     assert is_retryable(MemoryUnavailableError("Redis did not answer"))
+    # queued: a copy under a new event id would count twice
+    assert not is_retryable(WritePendingError("not confirmed; queued", event_id="e1"))
     assert is_retryable(LockTimeoutError("busy"))
     assert is_retryable(HindsightUnavailable("503"))
     assert not is_retryable(HindsightRejected("422"))

@@ -307,8 +307,8 @@ async def test_a_turn_redis_did_not_confirm_is_kept_and_numbered_once(
     service: Service, monkeypatch: pytest.MonkeyPatch, landed: bool
 ) -> None:
     """A ``sync_turn`` whose publish may have landed is not called unsaved (a caller told
-    "retry later" would record the turn twice): it is pending, published again in its
-    place among the thread's turns, and numbered once."""
+    "retry later" would record the turn twice): it is pending, published again with its
+    thread's turn queue, and numbered once."""
     bus = service.client.bus
     real = bus.publish
     sent: list[tuple[str, str | None]] = []
@@ -337,7 +337,7 @@ async def test_a_turn_redis_did_not_confirm_is_kept_and_numbered_once(
         "u1", "a1", "t1", user_content="Q2", assistant_content="A2"
     )
     assert [event_id for event_id, _ in sent] == [first, first, second]
-    assert sent[0][1] is not None and sent[1][1] == sent[0][1]  # its place kept
+    assert sent[0][1] is not None and sent[1][1] == sent[0][1]  # sent again to its queue
 
     async def numbered() -> dict[str, set[int]]:
         turns: dict[str, set[int]] = {}

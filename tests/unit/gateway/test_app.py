@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 from redis.exceptions import NoPermissionError, OutOfMemoryError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from structlog.testing import capture_logs
 
 from memsvc.config import MAX_SETTING
+from memsvc.errors import WritePendingError
+from memsvc.events import SyncTurnEvent
+from memsvc.gateway.app import PENDING_WORDS
+from memsvc.gateway.statuses import error_of
 from memsvc.paths import DataLayout
 from memsvc.service.bus import Readiness
 from memsvc.service.explain import explain
@@ -496,3 +501,53 @@ async def test_an_admin_token_names_the_user_it_acts_for(gateway: Gateway) -> No
     assert [entry["content"] for entry in bob["user_md"]] == ["Name: Bob"]
     own = (await gateway.call("GET", "", as_="root")).json()
     assert own["user_md"] == []
+
+
+async def test_a_turn_redis_did_not_confirm_is_answered_pending_not_retry_later(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Retry later" would record the turn twice: the gateway keeps it, says so in words
+    of its own, and the turn is numbered once."""
+    client = gateway.service.client
+    real, sent = client.bus.publish, []
+
+    async def publish(event: Any, **kwargs: Any) -> str:
+        if isinstance(event, SyncTurnEvent):
+            sent.append(event.id)
+            if len(sent) == 1:
+                await real(event, **kwargs)
+                raise RedisTimeoutError("Timeout reading from 10.0.0.9:6379")
+        return await real(event, **kwargs)
+
+    monkeypatch.setattr(client.bus, "publish", publish)
+    body = {"agent_id": "coder", "thread_id": "t1", "user_content": "Q", "assistant_content": "A"}
+    response = await gateway.call("POST", "/agent/sync-turn", json=body)
+    assert response.status_code == 503 and "10.0.0.9" not in response.text
+    detail = response.json()["detail"]
+    assert detail == {"error": PENDING_WORDS, "pending": True, "event_id": sent[0]}
+    error = error_of(response.status_code, detail)  # as MemoryHTTPClient reads it
+    assert isinstance(error, WritePendingError) and error.event_id == sent[0]
+
+    async def numbered() -> bool:
+        turns = [e for e in await gateway.service.log() if e.type == "sync_turn"]
+        return len(turns) == 2  # both copies, the second sent by the gateway's outbox
+
+    await until(numbered)
+    turns = [e for e in await gateway.service.log() if e.type == "sync_turn"]
+    assert {(e.event_id, e.detail["turn_index"]) for e in turns} == {(sent[0], 1)}
+    assert sent == [sent[0]] * 2
+
+
+async def test_readiness_with_a_broken_token_file_says_refused_in_its_own_form(
+    gateway: Gateway,
+) -> None:
+    DataLayout.at(gateway.service.settings.data_dir).gateway_tokens().write_bytes(b"[]")
+    ready = await gateway.http.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.json() == {
+        "ready": False,
+        "redis": True,
+        "workers": 1,
+        "refused": True,
+        "writable": True,
+    }

@@ -119,8 +119,22 @@ async def test_the_token_file_is_private(layout: DataLayout) -> None:
         b'{"abc": {"id": "abc"}}',
         b'{"abc": 1}',
         b'{"abc": {"id": 1, "user_id": "u", "admin": false, "created_at": 0, "sha256": "x"}}',
+        b'{"abc": {"id": "abc", "user_id": "u", "admin": false, "created_at": "yesterday", '
+        + b'"sha256": "'
+        + b"0" * 64
+        + b'"}}',
+        b'{"abc": {"id": "abc", "user_id": "u", "admin": false, "created_at": 0, '
+        + '"sha256": "é"}}'.encode(),
     ],
-    ids=["cut short", "no object", "fields missing", "no record", "a field's type"],
+    ids=[
+        "cut short",
+        "no object",
+        "fields missing",
+        "no record",
+        "a field's type",
+        "a time that is text",
+        "no digest",
+    ],
 )
 async def test_a_broken_token_file_is_named_not_a_traceback(
     layout: DataLayout, broken: bytes
