@@ -113,6 +113,11 @@ def _said(exc: BaseException) -> str:
     return str(exc).rpartition(_PIPELINE_ERROR)[2].lstrip("('\"")
 
 
+def text(value: bytes | str, errors: str = "strict") -> str:
+    """A Redis reply (bytes unless the client decodes) as text."""
+    return value.decode("utf-8", errors) if isinstance(value, bytes) else value
+
+
 class SentThenLost(ConnectionError):
     """The connection broke after a command was written to it and before its reply: the
     command may have run. A redis-py ``ConnectionError`` that says more, handled as one

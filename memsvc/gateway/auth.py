@@ -26,7 +26,7 @@ import re
 import secrets
 import time
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 from redis.asyncio import Redis
@@ -39,7 +39,7 @@ from memsvc.ids import validate_id
 from memsvc.keys import Keys
 from memsvc.paths import Anchored, DataLayout
 from memsvc.redisbatch import CommandBatcher
-from memsvc.redisconn import Outage
+from memsvc.redisconn import Outage, text
 from memsvc.store.atomicfile import open_lock_file, read_file_now, write_atomic_now
 
 log = structlog.get_logger(__name__)
@@ -164,8 +164,17 @@ def _decode(raw: bytes | str) -> TokenRecord:
     """A stored record, parsed once per distinct value: every request reads its token's.
     Raises ``ValueError`` for one that is no record (hand-edited, cut short)."""
     try:
-        record = TokenRecord(**json.loads(raw))
-    except (TypeError, ValueError, RecursionError) as exc:  # no JSON object of its fields
+        fields = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"not a token record: {exc}") from None
+    return _record(fields)
+
+
+def _record(fields: Any) -> TokenRecord:
+    """The record ``fields`` (parsed JSON) make; ``ValueError`` when they make none."""
+    try:
+        record = TokenRecord(**fields)
+    except TypeError as exc:  # no JSON object of its fields
         raise ValueError(f"not a token record: {exc}") from None
     fits = (
         isinstance(record.id, str)
@@ -261,7 +270,7 @@ class RedisTokenStore:
 
     async def records(self) -> list[TokenRecord]:
         raws = await self._redis.hgetall(self._key)  # type: ignore[misc]
-        found = (_readable(_text(key), raw) for key, raw in raws.items())
+        found = (_readable(text(key, "replace"), raw) for key, raw in raws.items())
         return [record for record in found if record is not None]
 
     async def delete(self, token_id: str) -> bool:
@@ -355,7 +364,7 @@ class FileTokenStore:
             stored = json.loads(raw or b"{}")
             if not isinstance(stored, dict):
                 raise ValueError("not a JSON object")
-            return {k: _decode(json.dumps(v)) for k, v in stored.items()}
+            return {k: _record(v) for k, v in stored.items()}
         except (ValueError, RecursionError) as exc:  # hand-edited, cut short
             raise UnsafeFileError(
                 f"'{self._file.relative}' in the data dir is not a token store ({exc}); "
@@ -402,7 +411,3 @@ class FileTokenStore:
 
     async def delete(self, token_id: str) -> bool:
         return await self._change(token_id, None)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else value

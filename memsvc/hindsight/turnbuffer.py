@@ -36,6 +36,7 @@ from redis.asyncio import Redis
 from memsvc.errors import is_retryable
 from memsvc.hindsight.client import HindsightClient, HindsightRejected, OperationFailed, RetainItem
 from memsvc.keys import Keys
+from memsvc.redisconn import text
 from memsvc.service.sessions import SESSION_TTL_SECONDS
 
 log = structlog.get_logger(__name__)
@@ -111,10 +112,6 @@ def batches(turns: list[tuple[str, str]], limits: FlushLimits) -> Iterator[list[
         yield batch
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
 class TurnBuffer:
     """A thread's turns in Redis until Hindsight confirmed them, flushed by one job at a time."""
 
@@ -166,7 +163,7 @@ class TurnBuffer:
         members = await self._redis.smembers(  # type: ignore[misc]
             self._keys.buffered_threads(self._user_id, self._agent_id)
         )
-        return [_text(m) for m in members]
+        return [text(m) for m in members]
 
     async def flush(
         self,
@@ -214,7 +211,7 @@ class TurnBuffer:
     ) -> int:
         buffer, ops_key = self._key("buffer", thread_id), self._key("ops", thread_id)
         records = {
-            _text(op): json.loads(raw)
+            text(op): json.loads(raw)
             for op, raw in (await self._redis.hgetall(ops_key)).items()  # type: ignore[misc]
         }
         pending: dict[str, dict[str, str]] = {op: r["turns"] for op, r in records.items()}
@@ -222,7 +219,7 @@ class TurnBuffer:
         sent = {turn for turns in pending.values() for turn in turns}
         buffered = await self._redis.hgetall(buffer)  # type: ignore[misc]
         fresh = sorted(
-            ((_text(k), _text(v)) for k, v in buffered.items() if _text(k) not in sent),
+            ((text(k), text(v)) for k, v in buffered.items() if text(k) not in sent),
             key=lambda kv: int(kv[0]),
         )
         retained = 0

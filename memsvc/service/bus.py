@@ -25,7 +25,7 @@ from redis.exceptions import ResponseError
 from memsvc.events import encode
 from memsvc.keys import Keys
 from memsvc.redisbatch import CommandBatcher
-from memsvc.redisconn import lasting_refusal
+from memsvc.redisconn import lasting_refusal, text
 from memsvc.service.eventlog import EventLog, LogRecord
 
 INBOX_TTL_SECONDS = 60
@@ -147,11 +147,11 @@ class EventBus:
             pipe.execute_command("EXEC")
 
         *_, answer = await self._commands.execute(queue)
-        return _text(answer if order is None else answer[-1])
+        return text(answer if order is None else answer[-1])
 
     async def publish_raw(self, raw: bytes) -> str:
         """Append bytes as they are (tests of malformed events, replays of raw records)."""
-        return _text(await self._redis.xadd(self._keys.events, {EVENT_FIELD: raw}))
+        return text(await self._redis.xadd(self._keys.events, {EVENT_FIELD: raw}))
 
     async def ensure_group(self) -> None:
         try:
@@ -189,7 +189,7 @@ class EventBus:
         for _, rows in result or []:
             for stream_id, fields in rows:
                 deliveries.append(
-                    Delivery(_text(stream_id), fields.get(EVENT_FIELD.encode(), b""), 1)
+                    Delivery(text(stream_id), fields.get(EVENT_FIELD.encode(), b""), 1)
                 )
         return deliveries
 
@@ -217,9 +217,9 @@ class EventBus:
             idle=min_idle_ms,
         )
         times = {
-            _text(row["message_id"]): int(row["times_delivered"]) + 1  # the claim delivers it
+            text(row["message_id"]): int(row["times_delivered"]) + 1  # the claim delivers it
             for row in idle
-            if _text(row["consumer"]) != consumer or _text(row["message_id"]) not in running
+            if text(row["consumer"]) != consumer or text(row["message_id"]) not in running
         }
         if not times:
             return []
@@ -231,7 +231,7 @@ class EventBus:
         for stream_id, fields in rows:
             if stream_id is None:  # trimmed from the stream meanwhile
                 continue
-            claimed_id = _text(stream_id)
+            claimed_id = text(stream_id)
             raw = (fields or {}).get(EVENT_FIELD.encode(), b"")
             claimed.append(Delivery(claimed_id, raw, times[claimed_id]))
         return claimed
@@ -244,7 +244,7 @@ class EventBus:
             keys=[self._keys.events],
             args=[self._keys.workers_group, consumer, *stream_ids],
         )
-        return {_text(stream_id) for stream_id in mine}
+        return {text(stream_id) for stream_id in mine}
 
     async def beat(self, consumer: str) -> None:
         """Say ``consumer`` is alive. Redis before 7.2 counts a consumer's blocked read that
@@ -380,10 +380,10 @@ class EventBus:
         )
         if isinstance(consumers, ResponseError):  # no stream or group yet: no worker joined
             return Readiness(0, publish, reads)
-        live = {_text(c["name"]) for c in consumers if int(c["idle"]) < within_ms}
+        live = {text(c["name"]) for c in consumers if int(c["idle"]) < within_ms}
         if not isinstance(now, ResponseError) and not isinstance(seen, ResponseError):
             since = now[0] * 1000 + now[1] // 1000 - within_ms
-            live.update(_text(name) for name, at in seen if at > since)
+            live.update(text(name) for name, at in seen if at > since)
         return Readiness(len(live), publish, reads)
 
     async def pending_count(self) -> int:
@@ -421,7 +421,3 @@ def _raw_bytes(record: dict[str, Any]) -> bytes:
     if "raw_base64" in record:
         return base64.b64decode(record["raw_base64"])
     return str(record["raw"]).encode("utf-8")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

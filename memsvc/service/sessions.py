@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from memsvc.keys import Keys
+from memsvc.redisconn import text
 
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 FAILURES_TTL_SECONDS = 3600
@@ -97,7 +98,7 @@ class SessionState:
         pipe.set(
             self._keys.last_thread(user_id, agent_id), thread_id, ex=SESSION_TTL_SECONDS, get=True
         )
-        return lambda previous: None if previous is None else _text(previous)
+        return lambda previous: None if previous is None else text(previous)
 
     async def turn_index(
         self,
@@ -165,7 +166,3 @@ class TurnFailures:
 
     def key(self, thread_id: str) -> str:
         return self._keys.failures(self._user, self._agent, thread_id)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
