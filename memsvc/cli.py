@@ -132,6 +132,11 @@ def _parser() -> argparse.ArgumentParser:
     identity(turn)
     turn.add_argument("--user-content", required=True)
     turn.add_argument("--assistant-content", required=True)
+    turn.add_argument(
+        "--event-id",
+        default=None,
+        help="the turn's own id (8-64 of A-Za-z0-9_-): sent again under it, it counts once",
+    )
 
     config = commands.add_parser("config", help="print a user's effective config with sources")
     identity(config, agent=False, thread=False)
@@ -286,6 +291,12 @@ async def _tool(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         raise UsageError("--json must be a JSON object")
     async with _client(settings) as mem:
         result = await mem.call_tool(ns.user, ns.agent, ns.thread, ns.name, args)
+    if result.get("pending") and result.get("event_id") in mem.unconfirmed:
+        # kept by this process, which ended before Redis confirmed it: not "queued"
+        result["error"] = (
+            f"Redis did not confirm event {result['event_id']}: it may have been recorded; "
+            "look for it in the event log before sending it again"
+        )
     _emit(result)
     if result.get("success"):
         return EXIT_OK
@@ -322,13 +333,23 @@ async def _schemas(settings: ServiceSettings, ns: argparse.Namespace) -> int:
 
 async def _sync_turn(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     async with _client(settings) as mem:
-        event_id = await mem.sync_turn(
-            ns.user,
-            ns.agent,
-            ns.thread,
-            user_content=ns.user_content,
-            assistant_content=ns.assistant_content,
+        try:
+            event_id = await mem.sync_turn(
+                ns.user,
+                ns.agent,
+                ns.thread,
+                user_content=ns.user_content,
+                assistant_content=ns.assistant_content,
+                event_id=ns.event_id,
+            )
+        except WritePendingError as exc:  # kept: published again while the client closes
+            event_id = exc.event_id
+    if event_id in mem.unconfirmed:  # given up as this process ends: in Redis, or not
+        sys.stderr.write(
+            f"memsvc: Redis did not confirm turn {event_id}: it may have been recorded; "
+            f"send it again with --event-id {event_id} (it is recorded once)\n"
         )
+        return EXIT_TOOL_FAILED
     _emit({"event_id": event_id})
     return EXIT_OK
 
@@ -657,13 +678,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             refusal = exc.__cause__ if isinstance(exc, MemoryMisconfiguredError) else exc
             sys.stderr.write(f"memsvc: Redis refuses MEMSVC_REDIS_URL's user: {refusal}\n")
             return EXIT_BAD_INPUT
-        if isinstance(exc, WritePendingError):  # sent again, it may count twice
-            # this process ends here: what it kept is published only while it runs
-            sys.stderr.write(
-                f"memsvc: Redis did not confirm event {exc.event_id}: it may have been "
-                "recorded; look for it in the event log before sending it again\n"
-            )
-            return EXIT_TOOL_FAILED
         # not the caller's input: the same command may work once Redis is back
         detail = str(exc) or "no answer in time"
         said = detail if isinstance(exc, MemoryUnavailableError) else f"Redis unavailable: {detail}"

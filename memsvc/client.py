@@ -88,6 +88,7 @@ from memsvc.events import (
     ToolSchemasEvent,
     refused,
     stamp,
+    validate_event_id,
 )
 from memsvc.ids import DEFAULT_AGENT, DEFAULT_THREAD, validate_id, validate_optional_id
 from memsvc.keys import Keys
@@ -282,6 +283,12 @@ class MemoryClient:
     ) -> None:
         await self.aclose()
 
+    @property
+    def unconfirmed(self) -> list[str]:
+        """The event ids of writes answered as pending that were given up unconfirmed when
+        the client closed: each may have reached Redis, or not (the event log tells)."""
+        return [] if self._outbox is None else list(self._outbox.given_up)
+
     async def aclose(self) -> None:
         """Close; writes still waiting for Redis to confirm them get up to
         ``MEMSVC_REDIS_TIMEOUT_SECONDS`` first (see :mod:`memsvc.outbox`)."""
@@ -446,19 +453,26 @@ class MemoryClient:
         user_content: str,
         assistant_content: str,
         turn_index: int | None = None,
+        event_id: str | None = None,
     ) -> str:
         """Record a finished turn; returns the event id once it is durably in Redis.
 
         ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
-        without it turns are numbered in the order they are processed. Raises
+        without it turns are numbered in the order they are processed. ``event_id``:
+        the caller's own id for the turn (8 to 64 letters, digits, ``_`` or ``-``,
+        unique to it), for a caller that may send the turn again when it could not tell
+        whether it was taken: the copies are recorded once. Raises
         :class:`MemoryUnavailableError` when Redis does not take the event (sending it
         again is safe), :class:`WritePendingError` (one of those) when it may have:
         it is kept and published until Redis confirms it, and recorded once, so it must
         not be sent again; :class:`InvalidInputError` when the turn is not one an event
         can carry (over the caps, or over ``MAX_EVENT_BYTES`` in UTF-8).
         """
+        envelope = self._envelope(user_id, agent_id, thread_id, None, reply=False)
+        if event_id is not None:
+            envelope["id"] = validate_event_id(event_id)
         event = SyncTurnEvent(
-            **self._envelope(user_id, agent_id, thread_id, None, reply=False),
+            **envelope,
             payload=_valid(
                 SyncTurnPayload,
                 user_content=user_content,
@@ -983,6 +997,11 @@ def _unconfirmed(event_id: str, what: str) -> dict[str, Any]:
     }
 
 
+# what a record's detail says of the service's own processes, for its operators (``memsvc
+# log``), not for the user whose event it is
+OPERATORS_DETAIL = ("worker",)
+
+
 def _logged(entry: LogEntry) -> dict[str, Any]:
     return {
         "id": entry.stream_id,
@@ -993,7 +1012,7 @@ def _logged(entry: LogEntry) -> dict[str, Any]:
         "agent_id": entry.agent_id,
         "thread_id": entry.thread_id,
         "payload": (entry.event or {}).get("payload"),
-        "detail": entry.detail,
+        "detail": {k: v for k, v in entry.detail.items() if k not in OPERATORS_DETAIL},
     }
 
 

@@ -59,10 +59,16 @@ class MemoryUnavailableError(MemoryServiceError):
     """Redis refused, or did not answer within its timeout, or no worker replied in time.
 
     Transient: the same call may succeed later. An event that timed out on its way
-    in may still be delivered once Redis answers again.
+    in may still be delivered once Redis answers again; where the call takes an
+    ``event_id`` and it was given (or chosen for the caller), ``event_id`` is the id to
+    send it again under, so that it counts once.
     """
 
     retryable = True
+
+    def __init__(self, message: str = "", *, event_id: str | None = None) -> None:
+        super().__init__(message)
+        self.event_id = event_id
 
 
 class WritePendingError(MemoryUnavailableError):
@@ -72,9 +78,10 @@ class WritePendingError(MemoryUnavailableError):
 
     retryable = False
 
+    event_id: str
+
     def __init__(self, message: str, *, event_id: str) -> None:
-        super().__init__(message)
-        self.event_id = event_id
+        super().__init__(message, event_id=event_id)
 
 
 class MemoryMisconfiguredError(MemoryServiceError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import uuid
 from typing import Annotated, Any, Literal
@@ -49,6 +50,7 @@ MEMORY_TOOL = "memory"  # the builtin tool's name, as the model calls it
 MAX_ARGS_DEPTH = 32  # far beyond any tool's arguments; deeper is an attack or a bug
 MAX_ENTRY_CHARS = 64 * 1024  # far above any file's limit: the tool says why it does not fit
 ENTRY_HASH = r"^[0-9a-f]{12}$"  # memsvc.store.memfile.entry_hash
+EVENT_ID = r"^[A-Za-z0-9_\-]{8,64}$"  # new_id() makes 32 hex digits; a caller may give its own
 MAX_ENTRY_INDEX = 100_000  # far past any file: a 1 MiB file holds fewer entries
 
 UserId = Annotated[str, AfterValidator(lambda v: validate_id("user_id", v))]
@@ -204,7 +206,7 @@ class ExplainPayload(_Model):
 
 
 class _Envelope(_Model):
-    id: str = Field(pattern=r"^[A-Za-z0-9_\-]{8,64}$")
+    id: str = Field(pattern=EVENT_ID)
     user_id: UserId
     agent_id: AgentId
     thread_id: ThreadId
@@ -371,6 +373,16 @@ class InvalidEvent(InvalidInputError):
 
 def new_id() -> str:
     return uuid.uuid4().hex
+
+
+def validate_event_id(value: object) -> str:
+    """An event id a caller gives (to send an event again under it), or
+    :class:`InvalidInputError` saying what it must be."""
+    if not isinstance(value, str) or re.fullmatch(EVENT_ID, value) is None:
+        raise InvalidInputError(
+            f"event_id {value!r:.80} must be 8 to 64 letters, digits, '_' or '-'"
+        )
+    return value
 
 
 def encode(event: _Envelope) -> bytes:

@@ -44,6 +44,7 @@ class Outbox:
         self._timeout = timeout
         self._keepers: dict[str, asyncio.Task[None]] = {}
         self._closed = False
+        self.given_up: list[str] = []  # event ids let go unconfirmed: in Redis, or not
 
     def keep(self, event: Any, attempt: asyncio.Future[Any], *, order: str | None = None) -> bool:
         """Publish ``event`` again (with ``order``, its thread's turn queue) until Redis
@@ -92,6 +93,7 @@ class Outbox:
                 return
         except asyncio.CancelledError:  # the client closed, or its loop ended
             attempt.cancel()
+            self.given_up.append(event.id)
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             raise
 

@@ -31,6 +31,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import TypeAdapter
 from redis.exceptions import RedisError, ResponseError
 
+from memsvc.builtin.replies import DUPLICATE
 from memsvc.client import LOG_CURSOR, MemoryClient
 from memsvc.errors import (
     AuthenticationError,
@@ -42,7 +43,7 @@ from memsvc.errors import (
     UnsafeFileError,
     WritePendingError,
 )
-from memsvc.events import ENTRY_HASH, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
+from memsvc.events import ENTRY_HASH, EVENT_ID, MAX_ENTRY_INDEX, MAX_QUERY_CHARS
 from memsvc.gateway import auth, metrics, models
 from memsvc.gateway.auth import FileTokenStore, Principal, RedisTokenStore, Tokens
 from memsvc.gateway.fastlane import BODY, FastLane, lane
@@ -94,18 +95,24 @@ class Gateway:
     tokens: Tokens
     no_auth: bool
     ready_within_ms: int  # a worker that beat or read the stream this recently is alive
-    refused: str | None = None  # Redis' refusal the readiness check logged last
+    refused: str | None = None  # the refusal the readiness check logged last
+    refused_by: str = "gateway_redis"  # whose: Redis, or the token file
 
     def note_refusal(self, refusal: Exception | None) -> None:
-        """Log a refusal the readiness check meets when it starts or changes, and its end:
-        a probe every few seconds would otherwise repeat it."""
+        """Log a refusal the readiness check meets when it starts or changes, and its end,
+        under the name of what refuses: a probe every few seconds would otherwise repeat it."""
         said = None if refusal is None else str(refusal)
-        if said != self.refused:
-            if said is None:
-                log.info("gateway_redis_refusal_over")
-            else:
-                log.error("gateway_redis_refuses", error=said)
-            self.refused = said
+        if said == self.refused:
+            return
+        if said is None:
+            log.info(f"{self.refused_by}_refusal_over")
+        elif isinstance(refusal, UnsafeFileError):
+            self.refused_by = "gateway_token_store"
+            log.error("gateway_token_store_unreadable", error=said)
+        else:
+            self.refused_by = "gateway_redis"
+            log.error("gateway_redis_refuses", error=said)
+        self.refused = said
 
 
 def _gateway(request: Request) -> Gateway:
@@ -132,7 +139,8 @@ async def caller(
         )
         raise AuthenticationError("a bearer token is required")
     deadline = None
-    if auth.token_id(credentials.credentials) is not None:  # else not looked up
+    token_id = auth.token_id(credentials.credentials)
+    if token_id is not None:  # else not looked up
         deadline = await _deadline_of(request)
     if deadline is not None:
         request.scope[_ANSWER_BY] = asyncio.get_running_loop().time() + deadline
@@ -147,7 +155,7 @@ async def caller(
         log.warning(
             "gateway_auth_failed",
             reason="unknown, revoked or malformed token",
-            token_id=auth.token_id(credentials.credentials),
+            token_id=token_id,
             path=request.url.path,
             client=client,
         )
@@ -282,13 +290,29 @@ async def status(
     return body
 
 
-@router.post("/entries", status_code=201, response_model=models.WriteResult, responses=_errors())
+@router.post(
+    "/entries",
+    status_code=201,
+    response_model=models.WriteResult,
+    responses={
+        **_errors(),
+        200: {"model": models.WriteResult, "description": "already there: nothing added"},
+    },
+)
 async def add_entry(
-    request: Request, body: models.EntryAdd, who: Caller, user_id: UserQuery = None
+    request: Request,
+    response: Response,
+    body: models.EntryAdd,
+    who: Caller,
+    user_id: UserQuery = None,
 ) -> dict[str, Any]:
-    """Add an entry, as the ``memory`` tool would (an exact duplicate is a no-op)."""
+    """Add an entry, as the ``memory`` tool would: 201 when it was added, 200 when the
+    file holds it already (an exact duplicate is a no-op, as for the tool)."""
     user = acting_user(who, user_id)
-    return await _mem(request).add_memory_entry(user, body.agent_id, body.target, body.content)
+    result = await _mem(request).add_memory_entry(user, body.agent_id, body.target, body.content)
+    if result.get("message") == DUPLICATE:
+        response.status_code = 200
+    return result
 
 
 Index = Annotated[int, Path(ge=0, le=MAX_ENTRY_INDEX)]
@@ -432,7 +456,7 @@ async def agent_tool(
 async def agent_write_outcome(
     request: Request,
     who: Caller,
-    event_id: Annotated[str, Path(pattern=r"^[A-Za-z0-9_\-]{8,64}$")],
+    event_id: Annotated[str, Path(pattern=EVENT_ID)],
     user_id: UserQuery = None,
 ) -> dict[str, Any]:
     """How a write answered as pending ended; ``result`` is null while it is queued."""
@@ -446,7 +470,8 @@ async def agent_write_outcome(
 async def agent_sync_turn(
     request: Request, body: models.SyncTurn, who: Caller, user_id: UserQuery = None
 ) -> dict[str, Any]:
-    """Record a finished turn; answers once it is durably queued."""
+    """Record a finished turn; answers once it is durably queued. Sent again with the
+    ``event_id`` it was first sent with (or answered), it is recorded once."""
     event_id = await _mem(request).sync_turn(
         acting_user(who, user_id, body.user_id),
         body.agent_id,
@@ -454,6 +479,7 @@ async def agent_sync_turn(
         user_content=body.user_content,
         assistant_content=body.assistant_content,
         turn_index=body.turn_index,
+        event_id=body.event_id,
     )
     return {"event_id": event_id}
 

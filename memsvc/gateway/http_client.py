@@ -47,10 +47,12 @@ from memsvc.errors import (
     ClientStateError,
     InvalidInputError,
     MemoryMisconfiguredError,
+    MemoryUnavailableError,
     MemsvcError,
     PermissionDeniedError,
+    WritePendingError,
 )
-from memsvc.events import MAX_DEADLINE_SECONDS
+from memsvc.events import MAX_DEADLINE_SECONDS, new_id, validate_event_id
 from memsvc.gateway.statuses import error_of
 from memsvc.ids import DEFAULT_AGENT, validate_id
 from memsvc.settings import ServiceSettings
@@ -231,19 +233,35 @@ class MemoryHTTPClient:
         user_content: str,
         assistant_content: str,
         turn_index: int | None = None,
+        event_id: str | None = None,
     ) -> str:
-        """Record a finished turn; returns the event id once it is durably queued."""
+        """Record a finished turn; returns the event id once it is durably queued.
+
+        The turn goes under ``event_id`` (one is chosen when none is given), so a turn
+        the gateway did not answer for raises :class:`MemoryUnavailableError` with that
+        ``event_id``: sent again under it, the turn is recorded once, whether or not
+        the first copy arrived. Needs a gateway that takes ``event_id``.
+        """
+        event_id = new_id() if event_id is None else validate_event_id(event_id)
         body = {
             "agent_id": agent_id,
             "thread_id": thread_id,
             "user_content": user_content,
             "assistant_content": assistant_content,
             "turn_index": turn_index,
+            "event_id": event_id,
         }
-        event_id: str = (await self._call("POST", "/agent/sync-turn", user_id, body=body))[
-            "event_id"
-        ]
-        return event_id
+        try:
+            reply = await self._call("POST", "/agent/sync-turn", user_id, body=body, retry=True)
+        except WritePendingError:  # the gateway keeps it: nothing to send again
+            raise
+        except MemoryUnavailableError as exc:  # not sent, or sent and not answered
+            raise MemoryUnavailableError(
+                f"{exc}: send the turn again with event_id={event_id!r} (it is recorded once)",
+                event_id=event_id,
+            ) from exc
+        taken: str = reply["event_id"]
+        return taken
 
     async def session_switch(
         self,

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from memsvc.events import (
     ENTRY_HASH,
+    EVENT_ID,
     MAX_DEADLINE_SECONDS,
     MAX_ENTRY_CHARS,
     MAX_QUERY_CHARS,
@@ -258,6 +259,11 @@ class SyncTurn(_Agent):
     user_content: Text = Field(max_length=MAX_TURN_CHARS)
     assistant_content: Text = Field(max_length=MAX_TURN_CHARS)
     turn_index: int | None = Field(default=None, ge=1, le=MAX_TURN_INDEX)
+    event_id: str | None = Field(
+        default=None,
+        pattern=EVENT_ID,
+        description="the caller's own id for the turn: sent again under it, it is recorded once",
+    )
 
 
 class SessionSwitch(_Agent):

@@ -403,7 +403,9 @@ class EventHandlers:
             user_content=event.payload.user_content,
             assistant_content=event.payload.assistant_content,
         )
-        await self._rt.jobs.enqueue(job, job_id=self._rt.keys.job(job.name, event.id))
+        # under the user's name too: a caller may give its turn's event id (another user's)
+        job_id = self._rt.keys.job(job.name, event.user_id, event.id)
+        await self._rt.jobs.enqueue(job, job_id=job_id)
         return Handled(detail={"turn_index": index, "queued": job.name})
 
     async def _session_switch(self, event: SessionSwitchEvent, manager: MemoryManager) -> Handled:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -22,8 +23,8 @@ from typing import Any
 import pytest
 
 from memsvc.cli import main
-from memsvc.client import MemoryClient
-from memsvc.errors import WritePendingError
+from memsvc.events import MemoryWriteEvent, SyncTurnEvent
+from memsvc.service.bus import EventBus
 from tests.conftest import free_port
 from tests.deerflow_homes import every_layout, fact, memory_json, write
 
@@ -697,25 +698,66 @@ def test_bytes_that_are_not_utf8_are_named_so_and_json_output_stays_utf8(
     assert "bad\\udcffname" in out + err and "Traceback" not in err
 
 
-def test_a_turn_left_pending_exits_1_and_says_to_look_before_sending_it_again(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("stall", [None, 2.0])
+def test_a_turn_left_unconfirmed_exits_1_and_says_how_to_send_it_again(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stall: float | None
 ) -> None:
-    """Exit 3 tells a script to try later, which may record the turn twice; and this process
-    ends at once, so it cannot promise to publish the turn it kept."""
+    """Exit 3 tells a script to try later, which would record the turn twice; and this
+    process ends at once, so it gives up the turn it kept unless Redis confirms it while
+    the client closes (then it is done). Sent again under its id, it is recorded once."""
+    real = EventBus.publish
 
-    async def pending(self: MemoryClient, *args: Any, **kwargs: Any) -> str:
-        raise WritePendingError("Redis did not answer within 2s; queued", event_id="e" * 32)
+    async def stalled(self: EventBus, event: Any, **kwargs: Any) -> str:
+        if isinstance(event, SyncTurnEvent) and event.payload.user_content == "Q":
+            if stall is None:
+                await asyncio.Event().wait()  # a Redis that stalls for good
+            await asyncio.sleep(stall)  # past the call's timeout, within the close's grace
+        return await real(self, event, **kwargs)
 
-    monkeypatch.setattr(MemoryClient, "sync_turn", pending)
-    code, out, err = run(
-        capsys, "sync-turn", "--user", "u1", "--agent", "a1",
-        "--user-content", "Q", "--assistant-content", "A",
-    )  # fmt: skip
+    monkeypatch.setattr(EventBus, "publish", stalled)
+    monkeypatch.setenv("MEMSVC_REDIS_TIMEOUT_SECONDS", "1.5")
+    turn = ["sync-turn", "--user", "u1", "--agent", "a1", "--assistant-content", "A"]
+    code, out, err = run(capsys, *turn, "--user-content", "Q")
+    if stall is not None:
+        assert code == 0 and len(json.loads(out)["event_id"]) == 32
+        return
+    (event_id,) = re.findall(r"--event-id (\w+)", err)
     assert code == 1 and out == ""
-    assert err == (
-        f"memsvc: Redis did not confirm event {'e' * 32}: it may have been recorded; "
-        "look for it in the event log before sending it again\n"
+    assert err.endswith(
+        f"memsvc: Redis did not confirm turn {event_id}: it may have been recorded; "
+        f"send it again with --event-id {event_id} (it is recorded once)\n"
     )
+    code, out, _ = run(capsys, *turn, "--user-content", "Q again", "--event-id", event_id)
+    assert code == 0 and json.loads(out) == {"event_id": event_id}
+    code, _, err = run(capsys, *turn, "--user-content", "Q", "--event-id", "../x")
+    assert code == 2 and "event_id '../x' must be 8 to 64 letters" in err
+
+
+def test_a_write_this_process_could_not_get_confirmed_is_not_called_queued(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, data_dir: Path
+) -> None:
+    """Redis never confirms the write's publish: the tool's answer is pending, and the
+    process gives the write up when it ends: it says so, not "queued"."""
+    real = EventBus.publish
+
+    async def unconfirmed(self: EventBus, event: Any, **kwargs: Any) -> str:
+        if isinstance(event, MemoryWriteEvent) and "never" in event.model_dump_json():
+            await asyncio.Event().wait()  # a Redis that stalls for good
+        return await real(self, event, **kwargs)
+
+    monkeypatch.setattr(EventBus, "publish", unconfirmed)
+    monkeypatch.setenv("MEMSVC_TOOL_DEADLINE_SECONDS", "0.3")
+    monkeypatch.setenv("MEMSVC_HINDSIGHT_REFLECT_TIMEOUT_SECONDS", "0.2")
+    monkeypatch.setenv("MEMSVC_REDIS_TIMEOUT_SECONDS", "1.5")
+    code, out, err = tool(capsys, {"action": "add", "target": "user", "content": "never"})
+    result = json.loads(out)
+    assert code == 1 and result["pending"] is True
+    assert err.endswith(f"memsvc: {result['error']}\n")
+    assert result["error"] == (
+        f"Redis did not confirm event {result['event_id']}: it may have been recorded; "
+        "look for it in the event log before sending it again"
+    )
+    assert "queued" not in out
 
 
 def test_a_broken_token_file_is_a_one_line_refusal(

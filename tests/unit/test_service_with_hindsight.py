@@ -12,6 +12,7 @@ import pytest
 import structlog
 import structlog.testing
 
+from memsvc.errors import InvalidInputError
 from memsvc.hindsight.banks import mirror_document_id
 from memsvc.hindsight.client import WARM_UP_BANK, HindsightClient, RetainItem
 from memsvc.hindsight.fake import FakeHindsight
@@ -318,3 +319,38 @@ async def test_log_lines_of_an_event_and_of_a_job_name_whose_they_are(
     retry = next(line for line in log_lines if line["event"] == "job_retry")
     assert (retry["user_id"], retry["agent_id"], retry["event_id"]) == ("u1", "a1", event_id)
     assert retry["job"] == "sync_turn" and retry["job_try"] == 1
+
+
+async def test_a_turn_sent_again_under_its_event_id_is_retained_once(
+    service: Service, fake: FakeHindsight
+) -> None:
+    """A caller that could not tell whether its turn was taken sends it again under the
+    same id: one turn, one document. Another user's turn under that id is its own."""
+    turn = {"user_content": "question", "assistant_content": "answer"}
+    first = await service.client.sync_turn("u1", "a1", "t1", **turn)
+    assert await service.client.sync_turn("u1", "a1", "t1", event_id=first, **turn) == first
+    await service.client.sync_turn("u1", "a1", "t1", user_content="next", assistant_content="a")
+    await service.client.sync_turn("u2", "a1", "t1", event_id=first, **turn)
+    await until(lambda: _documents(fake, WORK_BANK, 2))
+    await until(lambda: _documents(fake, "deerflow-work-u2-a1", 1))
+    await drained(service)
+    stored = fake.documents(WORK_BANK)
+    assert turns(stored) == ["t1:1", "t1:2"]
+    assert [doc.retains for doc in stored.values()] == [1, 1]
+    assert turns(fake.documents("deerflow-work-u2-a1")) == ["t1:1"]
+
+
+async def test_an_event_id_that_is_not_one_is_refused_before_anything_is_sent(
+    service: Service,
+) -> None:
+    for bad in ("short", "has space in it", "x" * 65, "ünïcödé-id", 12345678):
+        with pytest.raises(InvalidInputError, match="event_id"):
+            await service.client.sync_turn(
+                "u1",
+                "a1",
+                "t1",
+                user_content="q",
+                assistant_content="a",
+                event_id=bad,  # type: ignore[arg-type]
+            )
+    assert [e for e in await service.log() if e.type == "sync_turn"] == []

@@ -31,11 +31,13 @@ def user_md(gateway: Gateway, user: str = "alice") -> bytes | None:
     return path.read_bytes() if path.exists() else None
 
 
-async def add(gateway: Gateway, content: str, target: str = "user", **kwargs: object) -> dict:
+async def add(
+    gateway: Gateway, content: str, target: str = "user", status: int = 201, **kwargs: object
+) -> dict:
     response = await gateway.call(
         "POST", "/entries", json={"target": target, "content": content, **kwargs}
     )
-    assert response.status_code == 201, response.text
+    assert response.status_code == status, response.text
     return response.json()
 
 
@@ -74,7 +76,7 @@ async def test_an_entry_blocked_on_disk_is_shown_as_its_placeholder(gateway: Gat
 
 async def test_entries_are_added_with_the_tools_checks_and_answers(gateway: Gateway) -> None:
     assert (await add(gateway, "Name: Alice"))["message"] == "Entry added."
-    again = await add(gateway, "  Name: Alice ")
+    again = await add(gateway, "  Name: Alice ", status=200)  # nothing was created
     assert again["message"] == "Entry already exists (no duplicate added)."
     blocked = await gateway.call("POST", "/entries", json={"target": "user", "content": POISON})
     assert blocked.status_code == 422
@@ -250,6 +252,11 @@ async def test_the_log_shows_the_callers_records_newest_first_and_pages(
     assert rest["next"] is None
     bobs = (await gateway.call("GET", "/log", as_="bob")).json()["entries"]
     assert [entry["payload"]["content"] for entry in bobs] == ["bob's"]
+    # which worker (host, pid) ran an event is the operators' to read, not the user's
+    (logged,) = [e for e in await gateway.service.log() if e.user_id == "bob"]
+    assert "worker" in logged.detail
+    assert all("worker" not in entry["detail"] for entry in [*first["entries"], *bobs])
+    assert bobs[0]["detail"]["deliveries"] == logged.detail["deliveries"]
 
 
 async def test_a_log_page_cut_short_by_its_scan_names_no_other_users_record(
@@ -541,13 +548,21 @@ async def test_a_turn_redis_did_not_confirm_is_answered_pending_not_retry_later(
 async def test_readiness_with_a_broken_token_file_says_refused_in_its_own_form(
     gateway: Gateway,
 ) -> None:
-    DataLayout.at(gateway.service.settings.data_dir).gateway_tokens().write_bytes(b"[]")
-    ready = await gateway.http.get("/readyz")
-    assert ready.status_code == 503
-    assert ready.json() == {
-        "ready": False,
-        "redis": True,
-        "workers": 1,
-        "refused": True,
-        "writable": True,
-    }
+    tokens = DataLayout.at(gateway.service.settings.data_dir).gateway_tokens()
+    tokens.write_bytes(b"[]")
+    with capture_logs() as logs:
+        ready = await gateway.http.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json() == {
+            "ready": False,
+            "redis": True,
+            "workers": 1,
+            "refused": True,
+            "writable": True,
+        }
+        assert (await gateway.http.get("/readyz")).status_code == 503
+        tokens.unlink()  # an operator puts it right
+        assert (await gateway.http.get("/readyz")).status_code == 200
+    # logged once, by what refuses (not Redis), and its end
+    said = [e["event"] for e in logs if "refus" in e["event"] or "unreadable" in e["event"]]
+    assert said == ["gateway_token_store_unreadable", "gateway_token_store_refusal_over"]

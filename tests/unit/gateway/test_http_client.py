@@ -388,3 +388,59 @@ def test_a_token_from_the_environment_is_taken_without_its_line_break(
     monkeypatch.setenv("MEMSVC_GATEWAY_URL", "http://127.0.0.1:1")
     monkeypatch.setenv("MEMSVC_GATEWAY_TOKEN", "msv_0123456789ab_secret\n")
     assert "Bearer msv_0123456789ab_secret\r\n" in MemoryHTTPClient.from_env()._origin._head
+
+
+async def test_a_turn_whose_answer_was_lost_is_recorded_once_when_sent_again(
+    gateway: Gateway,
+) -> None:
+    """The gateway takes the turn and its answer is lost on the way back: the error gives
+    the turn's event id, and the turn sent again under it is recorded once."""
+    forwarded: list[bytes] = []
+
+    async def loses_the_first_answer(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while True:
+            head, body = await read_request(reader)
+            target = head.split(b" ")[1].decode().removeprefix("/base")
+            headers = {**gateway.auth("alice"), "content-type": "application/json"}
+            answer = await gateway.http.post(target, content=body, headers=headers)
+            forwarded.append(body)
+            if len(forwarded) == 1:
+                writer.close()  # taken, and not answered
+                return
+            writer.write(
+                f"HTTP/1.1 {answer.status_code} X\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(answer.content)}\r\n\r\n".encode()
+                + answer.content
+            )
+            await writer.drain()
+
+    turn = {"user_content": "q1", "assistant_content": "a1"}
+    async with (
+        serving(loses_the_first_answer) as (url, _),
+        MemoryHTTPClient(url, gateway.tokens["alice"]) as remote,
+    ):
+        with pytest.raises(MemoryUnavailableError) as lost:
+            await remote.sync_turn("alice", "a1", "t1", **turn)
+        event_id = lost.value.event_id
+        assert event_id is not None and f"event_id={event_id!r}" in str(lost.value)
+        assert await remote.sync_turn("alice", "a1", "t1", event_id=event_id, **turn) == (event_id)
+        later = await remote.sync_turn(
+            "alice", "a1", "t1", user_content="q2", assistant_content="a2"
+        )
+    assert len(forwarded) == 3
+
+    async def numbered() -> list[tuple[str, int]]:
+        return [
+            (e.event_id, e.detail["turn_index"])
+            for e in await gateway.service.log()
+            if e.type == "sync_turn" and e.outcome == "ok"
+        ]
+
+    await until(lambda: _count(numbered, 3))
+    assert await numbered() == [(event_id, 1), (event_id, 1), (later, 2)]
+
+
+async def _count(records: Any, count: int) -> bool:
+    return len(await records()) >= count
