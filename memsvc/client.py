@@ -459,9 +459,11 @@ class MemoryClient:
 
         ``turn_index`` (1-based) is the agent's own numbering of the thread's turns;
         without it turns are numbered in the order they are processed. ``event_id``:
-        the caller's own id for the turn (8 to 64 letters, digits, ``_`` or ``-``,
-        unique to it), for a caller that may send the turn again when it could not tell
-        whether it was taken: the copies are recorded once. Raises
+        the caller's own id for the turn (8 to 64 letters, digits, ``_`` or ``-``), for
+        a caller that may send the turn again when it could not tell whether it was
+        taken: the copies are recorded once. An id names one turn of its thread: a turn
+        sent under an id the thread has had is taken for a copy (its text is not
+        compared). Raises
         :class:`MemoryUnavailableError` when Redis does not take the event (sending it
         again is safe), :class:`WritePendingError` (one of those) when it may have:
         it is kept and published until Redis confirms it, and recorded once, so it must
@@ -875,7 +877,7 @@ class MemoryClient:
             return None
         except asyncio.CancelledError:  # never told its write is queued: nothing goes on
             if keep and self._outbox is not None:
-                self._outbox.drop(event.id)
+                self._outbox.drop(event)
             raise
         finally:
             self._pending.pop(event.id, None)

@@ -59,9 +59,9 @@ class MemoryUnavailableError(MemoryServiceError):
     """Redis refused, or did not answer within its timeout, or no worker replied in time.
 
     Transient: the same call may succeed later. An event that timed out on its way
-    in may still be delivered once Redis answers again; where the call takes an
-    ``event_id`` and it was given (or chosen for the caller), ``event_id`` is the id to
-    send it again under, so that it counts once.
+    in may still be delivered once Redis answers again. ``event_id``, when set
+    (``MemoryHTTPClient.sync_turn``, whose call may have arrived), is the id to send
+    the call again under, so that it counts once.
     """
 
     retryable = True

@@ -80,6 +80,11 @@ class Keys:
         return f"{self.prefix}:log"
 
     @property
+    def log_digest_key(self) -> str:
+        """The secret the log's digests of texts it does not keep are keyed with."""
+        return f"{self.prefix}:log:digest-key"
+
+    @property
     def dead_events(self) -> str:
         return f"{self.prefix}:events:dead"
 

@@ -34,6 +34,8 @@ from memsvc.service.bus import EventBus
 
 log = structlog.get_logger(__name__)
 
+Scoped = tuple[str, str, str, str]  # user, agent, thread, event id: what names a kept event
+
 
 class Outbox:
     """The writes of one client that wait for Redis to confirm a publish of them."""
@@ -42,9 +44,11 @@ class Outbox:
         """``timeout``: how long one publish is waited for before another is sent."""
         self._bus = bus
         self._timeout = timeout
-        self._keepers: dict[str, asyncio.Task[None]] = {}
+        # by the event's user, agent and thread too: a turn's id may be its caller's own,
+        # which another user (one gateway serves many) or thread may use as well
+        self._keepers: dict[Scoped, asyncio.Task[None]] = {}
         self._closed = False
-        self.given_up: list[str] = []  # event ids let go unconfirmed: in Redis, or not
+        self.given_up: list[str] = []  # event ids let go unconfirmed at close: in Redis, or not
 
     def keep(self, event: Any, attempt: asyncio.Future[Any], *, order: str | None = None) -> bool:
         """Publish ``event`` again (with ``order``, its thread's turn queue) until Redis
@@ -54,25 +58,26 @@ class Outbox:
         if self._closed:
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             return False
-        if event.id in self._keepers:
+        scoped = _scoped(event)
+        if scoped in self._keepers:
             return True
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
         task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt, order))
-        self._keepers[event.id] = task
-        task.add_done_callback(lambda _: self._keepers.pop(event.id, None))
+        self._keepers[scoped] = task
+        task.add_done_callback(lambda _: self._keepers.pop(scoped, None))
         return True
 
-    def drop(self, event_id: str) -> None:
-        """Stop publishing ``event_id``: its caller was cancelled before it was answered,
+    def drop(self, event: Any) -> None:
+        """Stop publishing ``event``: its caller was cancelled before it was answered,
         so it was never told the write is queued (a copy sent already may still land)."""
-        keeper = self._keepers.get(event_id)
+        keeper = self._keepers.get(_scoped(event))
         if keeper is not None:
             keeper.cancel()
 
     @property
     def waiting(self) -> list[str]:
         """The event ids not confirmed yet."""
-        return list(self._keepers)
+        return [scoped[-1] for scoped in self._keepers]
 
     async def _until_confirmed(
         self, event: Any, attempt: asyncio.Future[Any], order: str | None
@@ -91,9 +96,10 @@ class Outbox:
                 outage.over()
                 log.info("write_unconfirmed_published", event_id=event.id)
                 return
-        except asyncio.CancelledError:  # the client closed, or its loop ended
+        except asyncio.CancelledError:  # the client closed, its loop ended, or drop()
             attempt.cancel()
-            self.given_up.append(event.id)
+            if self._closed:  # (a dropped one was never answered as queued)
+                self.given_up.append(event.id)
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             raise
 
@@ -108,6 +114,10 @@ class Outbox:
         for task in keepers:
             task.cancel()
         await asyncio.gather(*keepers, return_exceptions=True)
+
+
+def _scoped(event: Any) -> Scoped:
+    return (event.user_id, event.agent_id, event.thread_id, event.id)
 
 
 def _let_go(attempt: asyncio.Future[Any]) -> None:

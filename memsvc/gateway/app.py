@@ -104,14 +104,14 @@ class Gateway:
         said = None if refusal is None else str(refusal)
         if said == self.refused:
             return
-        if said is None:
-            log.info(f"{self.refused_by}_refusal_over")
-        elif isinstance(refusal, UnsafeFileError):
-            self.refused_by = "gateway_token_store"
-            log.error("gateway_token_store_unreadable", error=said)
-        else:
-            self.refused_by = "gateway_redis"
-            log.error("gateway_redis_refuses", error=said)
+        token_file = isinstance(refusal, UnsafeFileError)
+        by = "gateway_token_store" if token_file else "gateway_redis"
+        if self.refused is not None and (refusal is None or by != self.refused_by):
+            log.info(f"{self.refused_by}_refusal_over")  # over, or another took its place
+        if refusal is not None:
+            event = "gateway_token_store_unreadable" if token_file else "gateway_redis_refuses"
+            log.error(event, error=said)
+            self.refused_by = by
         self.refused = said
 
 

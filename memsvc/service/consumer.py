@@ -107,6 +107,7 @@ class Consumer:
         self._read: asyncio.Future[list[Delivery]] | None = None
         self._beating: asyncio.Task[None] | None = None
         self._refusal: Exception | None = None  # an event's last step refused for good
+        self._digest_key = b""  # the log's, read as the consumer joins (see text_summary)
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish. Raises
@@ -142,7 +143,7 @@ class Consumer:
                     self._refused_for_good(exc)
                     if "NOGROUP" in str(exc):  # Redis is back without the stream (empty, flushed)
                         with contextlib.suppress(RedisError, OSError):
-                            await self._bus.join(self.name)
+                            await self._join()
                             log.warning("consumer_rejoined", consumer=self.name)
                             continue
                     await outage.wait(exc)
@@ -189,7 +190,7 @@ class Consumer:
         outage = Outage("consumer_join_failed", cap=5.0, consumer=self.name)
         while not self._stopping.is_set():
             try:
-                await self._bus.join(self.name)
+                await self._join()
             except (RedisError, OSError) as exc:
                 self._refused_for_good(exc)
                 await outage.wait(exc)
@@ -197,6 +198,10 @@ class Consumer:
             outage.over()
             return True
         return False
+
+    async def _join(self) -> None:
+        await self._bus.join(self.name)
+        self._digest_key = await self._bus.log.digest_key()  # an emptied Redis makes another
 
     async def _leave(self) -> None:
         try:
@@ -473,7 +478,7 @@ class Consumer:
             payload = event.payload
             logged["payload"] = {
                 **logged["payload"],
-                **{name: text_summary(getattr(payload, name)) for name in texts},
+                **{name: text_summary(getattr(payload, name), self._digest_key) for name in texts},
             }
         return LogRecord(
             outcome=outcome,

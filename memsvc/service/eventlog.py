@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -23,6 +24,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from memsvc import redisconn
 from memsvc.errors import InvalidInputError
 from memsvc.keys import Keys
 from memsvc.settings import default
@@ -48,10 +50,13 @@ if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]
 WRITES = ("memory_write", "entry_edit")
 
 
-def text_summary(text: str) -> dict[str, Any]:
-    """What the log keeps of a text it does not store: enough to tell two apart."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return {"chars": len(text), "sha256": digest[:32]}
+def text_summary(text: str, key: bytes) -> dict[str, Any]:
+    """What the log keeps of a text it does not store: enough to tell two apart. Keyed
+    (HMAC-SHA256 with the log's secret, :meth:`EventLog.digest_key`): a plain digest of a
+    short text (a PIN, "yes") is found again by hashing candidates, by anyone who reads
+    the log without its key."""
+    digest = hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return {"chars": len(text), "hmac_sha256": digest[:32]}
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,13 @@ class EventLog:
         self._keep_token = redis.register_script(_KEEP_TOKEN)
         self._max = max_entries
         self._retention = retention_seconds
+
+    async def digest_key(self) -> bytes:
+        """The secret of :func:`text_summary`, the same for every worker on this Redis: made
+        by the first to ask (``SET NX``), kept with the log it keys (and gone with it)."""
+        made = secrets.token_hex(32)
+        kept = await self._redis.set(self._keys.log_digest_key, made, nx=True, get=True)
+        return (made if kept is None else redisconn.text(kept)).encode()
 
     def entry(self, record: LogRecord) -> tuple[str, int, list[str]]:
         """The stream, its cap and the record's fields flattened: for a script that appends

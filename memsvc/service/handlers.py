@@ -403,8 +403,11 @@ class EventHandlers:
             user_content=event.payload.user_content,
             assistant_content=event.payload.assistant_content,
         )
-        # under the user's name too: a caller may give its turn's event id (another user's)
-        job_id = self._rt.keys.job(job.name, event.user_id, event.id)
+        # named as the turn ledger names the turn: a caller may give its turn's event id,
+        # which another user, agent or thread may give as well
+        job_id = self._rt.keys.job(
+            job.name, event.user_id, event.agent_id, event.thread_id, event.id
+        )
         await self._rt.jobs.enqueue(job, job_id=job_id)
         return Handled(detail={"turn_index": index, "queued": job.name})
 

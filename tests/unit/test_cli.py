@@ -704,11 +704,14 @@ def test_a_turn_left_unconfirmed_exits_1_and_says_how_to_send_it_again(
 ) -> None:
     """Exit 3 tells a script to try later, which would record the turn twice; and this
     process ends at once, so it gives up the turn it kept unless Redis confirms it while
-    the client closes (then it is done). Sent again under its id, it is recorded once."""
+    the client closes (then it is done). Sent again, it goes under the id it was given."""
     real = EventBus.publish
+    turns: list[str] = []
 
     async def stalled(self: EventBus, event: Any, **kwargs: Any) -> str:
-        if isinstance(event, SyncTurnEvent) and event.payload.user_content == "Q":
+        if isinstance(event, SyncTurnEvent):
+            turns.append(event.id)
+        if isinstance(event, SyncTurnEvent) and len(turns) == 1:  # the first publish
             if stall is None:
                 await asyncio.Event().wait()  # a Redis that stalls for good
             await asyncio.sleep(stall)  # past the call's timeout, within the close's grace
@@ -727,8 +730,9 @@ def test_a_turn_left_unconfirmed_exits_1_and_says_how_to_send_it_again(
         f"memsvc: Redis did not confirm turn {event_id}: it may have been recorded; "
         f"send it again with --event-id {event_id} (it is recorded once)\n"
     )
-    code, out, _ = run(capsys, *turn, "--user-content", "Q again", "--event-id", event_id)
+    code, out, _ = run(capsys, *turn, "--user-content", "Q", "--event-id", event_id)
     assert code == 0 and json.loads(out) == {"event_id": event_id}
+    assert turns[-1] == event_id
     code, _, err = run(capsys, *turn, "--user-content", "Q", "--event-id", "../x")
     assert code == 2 and "event_id '../x' must be 8 to 64 letters" in err
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import hmac
 import json
 import math
 from collections.abc import Callable
@@ -80,15 +81,50 @@ async def test_every_event_is_logged_with_its_outcome(service: Service) -> None:
     assert all("ms" in e.detail and e.detail["worker"] == "w1" for e in entries)
 
 
+async def keyed(service: Service, said: str) -> dict[str, Any]:
+    """What the log keeps of ``said``: its length and its digest keyed by the log's secret."""
+    key = await service.redis.get(service.runtime.keys.log_digest_key)
+    assert key is not None and len(key) == 64
+    digest = hmac.new(key, said.encode(), hashlib.sha256).hexdigest()[:32]
+    return {"chars": len(said), "hmac_sha256": digest}
+
+
 async def test_the_log_keeps_a_turns_length_and_digest_not_its_text(service: Service) -> None:
-    """The conversation stays out of the log unless a deployment asks for it."""
-    said = "my password is hunter2"
+    """The conversation stays out of the log unless a deployment asks for it, and so does
+    a plain digest of it, which gives a short text away to whoever tries candidates."""
+    said = "1234"  # a PIN
     await service.client.sync_turn("u1", "a1", "t1", user_content=said, assistant_content="ok")
     await until(lambda: _count(service, 1))
     (entry,) = await service.log()
-    digest = hashlib.sha256(said.encode()).hexdigest()[:32]
-    assert entry.event["payload"]["user_content"] == {"chars": len(said), "sha256": digest}
-    assert "hunter2" not in json.dumps(entry.event) and entry.detail["turn_index"] == 1
+    assert entry.event["payload"]["user_content"] == await keyed(service, said)
+    logged = json.dumps(entry.event)
+    assert hashlib.sha256(said.encode()).hexdigest()[:32] not in logged
+    assert '"1234"' not in logged and entry.detail["turn_index"] == 1
+
+
+async def test_every_worker_keys_the_log_alike_and_an_emptied_redis_gets_a_new_key(
+    service: Service,
+) -> None:
+    """Two records of one text tell the same digest whichever worker logged them."""
+    for worker, threads, logged in (("w2", ("t1", "t2"), 2), ("w3", ("t3", "t4"), 4)):
+        await service.stop_consumers()
+        service.start_consumer(worker)  # a worker of its own, joining as it starts
+        for thread in threads:
+            await service.client.sync_turn(
+                "u1", "a1", thread, user_content="same", assistant_content="a"
+            )
+        await until(lambda logged=logged: _count(service, logged))
+    entries = await service.log()
+    assert sorted(e.detail["worker"] for e in entries) == ["w2", "w2", "w3", "w3"]
+    assert {json.dumps(e.event["payload"]["user_content"]) for e in entries} == {
+        json.dumps(await keyed(service, "same"))
+    }
+    before = await keyed(service, "same")
+    await service.redis.flushall()  # a Redis restarted empty: the log and its key are gone
+    await service.client.sync_turn("u1", "a1", "t5", user_content="same", assistant_content="a")
+    await until(lambda: _count(service, 1))
+    (entry,) = await service.log()
+    assert entry.event["payload"]["user_content"] == await keyed(service, "same") != before
 
 
 async def test_the_log_keeps_a_queries_length_and_digest_not_its_text(service: Service) -> None:
@@ -97,10 +133,9 @@ async def test_the_log_keeps_a_queries_length_and_digest_not_its_text(service: S
     await service.client.prefetch("u1", "a1", "t1", query=said)
     await service.client.queue_prefetch("u1", "a1", "t2", query=said)
     await until(lambda: _count(service, 2))
-    digest = hashlib.sha256(said.encode()).hexdigest()[:32]
     for entry in await service.log():
         assert entry.type == "prefetch" and entry.event is not None
-        assert entry.event["payload"]["query"] == {"chars": len(said), "sha256": digest}
+        assert entry.event["payload"]["query"] == await keyed(service, said)
         assert "078-05" not in json.dumps(entry.event) + json.dumps(entry.detail)
 
 

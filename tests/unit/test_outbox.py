@@ -352,3 +352,41 @@ async def test_a_turn_redis_did_not_confirm_is_kept_and_numbered_once(
 
 async def _has(numbered: Callable[[], Awaitable[dict[str, set[int]]]], event_id: str) -> bool:
     return event_id in await numbered()
+
+
+async def test_turns_of_two_users_or_threads_under_one_id_are_each_kept(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's id may be its caller's own, and one gateway's client serves every user:
+    the same id pending for alice, for bob and for another thread of alice's is three turns
+    kept, each published and numbered in its own thread."""
+    bus = service.client.bus
+    real = bus.publish
+    stalled = True
+
+    async def publish(event: Any, **kwargs: Any) -> str:
+        if isinstance(event, SyncTurnEvent) and stalled:
+            raise SentThenLost("Connection closed by server.")  # may have landed, or not
+        return await real(event, **kwargs)
+
+    monkeypatch.setattr(bus, "publish", publish)
+    turn = {"user_content": "Q", "assistant_content": "A", "event_id": "turn-0001"}
+    for user, thread in (("alice", "t1"), ("bob", "t1"), ("alice", "t2")):
+        with pytest.raises(WritePendingError):
+            await service.client.sync_turn(user, "a1", thread, **turn)
+    assert service.client._outbox.waiting == ["turn-0001"] * 3
+    stalled = False
+
+    async def logged() -> list[tuple[str, str, int]]:
+        return sorted(
+            (e.user_id, e.thread_id, e.detail["turn_index"])
+            for e in await service.log()
+            if e.type == "sync_turn"
+        )
+
+    async def all_three() -> bool:
+        return len(await logged()) >= 3
+
+    await until(all_three)
+    assert await logged() == [("alice", "t1", 1), ("alice", "t2", 1), ("bob", "t1", 1)]
+    assert service.client.unconfirmed == []  # published, and none given up

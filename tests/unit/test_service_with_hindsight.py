@@ -325,18 +325,20 @@ async def test_a_turn_sent_again_under_its_event_id_is_retained_once(
     service: Service, fake: FakeHindsight
 ) -> None:
     """A caller that could not tell whether its turn was taken sends it again under the
-    same id: one turn, one document. Another user's turn under that id is its own."""
+    same id: one turn, one document. Another user's turn, or another thread's, under that
+    id is its own."""
     turn = {"user_content": "question", "assistant_content": "answer"}
     first = await service.client.sync_turn("u1", "a1", "t1", **turn)
     assert await service.client.sync_turn("u1", "a1", "t1", event_id=first, **turn) == first
     await service.client.sync_turn("u1", "a1", "t1", user_content="next", assistant_content="a")
+    await service.client.sync_turn("u1", "a1", "t2", event_id=first, **turn)
     await service.client.sync_turn("u2", "a1", "t1", event_id=first, **turn)
-    await until(lambda: _documents(fake, WORK_BANK, 2))
+    await until(lambda: _documents(fake, WORK_BANK, 3))
     await until(lambda: _documents(fake, "deerflow-work-u2-a1", 1))
     await drained(service)
     stored = fake.documents(WORK_BANK)
-    assert turns(stored) == ["t1:1", "t1:2"]
-    assert [doc.retains for doc in stored.values()] == [1, 1]
+    assert sorted(turns(stored)) == ["t1:1", "t1:2", "t2:1"]
+    assert [doc.retains for doc in stored.values()] == [1, 1, 1]
     assert turns(fake.documents("deerflow-work-u2-a1")) == ["t1:1"]
 
 

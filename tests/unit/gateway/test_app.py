@@ -12,7 +12,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from structlog.testing import capture_logs
 
 from memsvc.config import MAX_SETTING
-from memsvc.errors import WritePendingError
+from memsvc.errors import UnsafeFileError, WritePendingError
 from memsvc.events import SyncTurnEvent
 from memsvc.gateway.app import PENDING_WORDS
 from memsvc.gateway.statuses import error_of
@@ -543,6 +543,31 @@ async def test_a_turn_redis_did_not_confirm_is_answered_pending_not_retry_later(
     turns = [e for e in await gateway.service.log() if e.type == "sync_turn"]
     assert {(e.event_id, e.detail["turn_index"]) for e in turns} == {(sent[0], 1)}
     assert sent == [sent[0]] * 2
+
+
+@pytest.mark.parametrize("token_file_first", [True, False])
+async def test_one_refusal_taking_anothers_place_ends_it_in_the_log(
+    gateway: Gateway, token_file_first: bool
+) -> None:
+    """The readiness check logs each refusal once, and its end, under the name of what
+    refuses: also when a refusal of the other kind takes its place."""
+    token_file = UnsafeFileError("gateway_tokens.json is not a JSON object")
+    redis = NoPermissionError("this user has no permissions to run the 'xadd' command")
+    first, then = (token_file, redis) if token_file_first else (redis, token_file)
+    state = gateway.app.state.gateway
+    with capture_logs() as logs:
+        for refusal in (first, first, then, None, None):
+            state.note_refusal(refusal)
+    names = {
+        token_file: ["gateway_token_store_unreadable", "gateway_token_store_refusal_over"],
+        redis: ["gateway_redis_refuses", "gateway_redis_refusal_over"],
+    }
+    assert [e["event"] for e in logs] == [
+        names[first][0],
+        names[first][1],
+        names[then][0],
+        names[then][1],
+    ]
 
 
 async def test_readiness_with_a_broken_token_file_says_refused_in_its_own_form(
