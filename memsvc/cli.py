@@ -43,6 +43,7 @@ from memsvc.errors import (
 from memsvc.events import EVENT_TYPES
 from memsvc.heap import tune_collector
 from memsvc.ids import DEFAULT_THREAD, validate_id
+from memsvc.jobs.payloads import JobName
 from memsvc.jobs.queue import ArqJobs, DeadLetters
 from memsvc.keys import Keys
 from memsvc.logs import configure_logging
@@ -172,7 +173,12 @@ def _parser() -> argparse.ArgumentParser:
     log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
     tail = log_sub.add_parser("tail", help="the newest entries, optionally following")
     tail.add_argument("--user", type=_user_id, default=None)
-    tail.add_argument("--type", choices=EVENT_TYPES, default=None, help="event type")
+    tail.add_argument(
+        "--type",
+        choices=(*EVENT_TYPES, *(f"job:{name}" for name in JobName)),
+        default=None,
+        help="event type, or job:NAME for a background job's tries",
+    )
     tail.add_argument("--limit", type=_count, default=20)
     tail.add_argument("--follow", action="store_true")
     tail.add_argument("--json", action="store_true", dest="as_json", help="one JSON per line")
@@ -486,10 +492,11 @@ async def _log(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     try:
-        for entry in await event_log.tail(ns.limit, wanted):
+        newest = await event_log.newest()  # the tail ends there, and following starts after it
+        for entry in await event_log.tail(ns.limit, wanted, until=newest):
             show(entry)
         if ns.follow:
-            async for entry in event_log.follow():
+            async for entry in event_log.follow(after=newest):
                 if wanted(entry):
                     show(entry)
     finally:
@@ -532,11 +539,34 @@ async def _dead_events(settings: ServiceSettings, ns: argparse.Namespace) -> int
 
 def _fresh_dir(path: str, live: Path) -> Path:
     into = Path(path)
-    if into.resolve() == live.resolve():
-        raise UsageError("--into must not be the live data dir")
+    mine, theirs = into.resolve(), live.resolve()
+    if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+        raise UsageError("--into must be outside the live data dir (and not hold it)")
     if into.exists() and any(into.iterdir()):
         raise UsageError(f"--into {into} is not empty")
     return into
+
+
+def _data_dir(path: str) -> Path:
+    """A ``--base`` to copy files from: a data dir (or a backup of one), not any folder."""
+    base = Path(path)
+    if not (base / "users").is_dir():
+        raise UsageError(f"--base {base} is not a memsvc data dir: it has no users/ folder")
+    return base
+
+
+def _in_order(start: str, end: str) -> None:
+    """``--from`` no later than ``--to`` (an id without its sequence number is all of its
+    millisecond): a range the other way round selects nothing, and would say so only by
+    replaying nothing."""
+    if start in ("-", "+") or end in ("-", "+"):
+        return
+    first_ms, _, first_seq = start.partition("-")
+    last_ms, _, last_seq = end.partition("-")
+    first = (int(first_ms), int(first_seq or 0))
+    last = (int(last_ms), int(last_seq) if last_seq else 2**64)
+    if first > last:
+        raise UsageError(f"--from {start} comes after --to {end}")
 
 
 async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -547,6 +577,8 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
     if ns.into is None:
         raise UsageError("replay needs --into (or --explain)")
     into = _fresh_dir(ns.into, Path(settings.data_dir))
+    base = _data_dir(ns.base) if ns.base else None
+    _in_order(ns.start, ns.end)
     redis = connect(_needs_redis(settings, "replay"), settings)
     selection = Slice(
         start=ns.start,
@@ -560,7 +592,7 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
             selection,
             into,
             settings,
-            base=Path(ns.base) if ns.base else None,
+            base=base,
             compare_with=Path(settings.data_dir) if ns.diff else None,
         )
     finally:

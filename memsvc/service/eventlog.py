@@ -211,17 +211,28 @@ class EventLog:
             return False
         return int(info.get("entries-added", info["length"])) > int(info["length"])
 
+    async def newest(self) -> str:
+        """The id of the newest entry (``0-0`` while the log is empty): where a :meth:`tail`
+        up to it hands over to a :meth:`follow` after it, losing nothing appended between."""
+        rows = await self._redis.xrevrange(self._key, count=1)
+        return str(rows[0][0].decode()) if rows else "0-0"
+
     async def tail(
-        self, count: int, where: Callable[[LogEntry], bool] | None = None, *, batch: int = 500
+        self,
+        count: int,
+        where: Callable[[LogEntry], bool] | None = None,
+        *,
+        until: str = "+",
+        batch: int = 500,
     ) -> list[LogEntry]:
-        """The newest ``count`` entries ``where`` accepts, oldest first.
+        """The newest ``count`` entries ``where`` accepts up to the id ``until``, oldest first.
 
         Reads back from the end a page at a time, so the newest entries of a long
         log come at the cost of what lies after them, not of the whole log.
         """
         found: list[LogEntry] = []
         if count > 0:
-            async for entry in self._backwards("+", batch):
+            async for entry in self._backwards(until, batch):
                 if where is None or where(entry):
                     found.append(entry)
                     if len(found) == count:
@@ -317,7 +328,8 @@ class EventLog:
         return bool(rows) and _entry(*rows[0]).user_id == user_id
 
     async def _backwards(self, start: str, batch: int) -> AsyncIterator[LogEntry]:
-        """Entries from ``start`` (``+`` or an exclusive ``(id``) back to the log's start."""
+        """Entries from ``start`` (``+``, an id, or an exclusive ``(id``) back to the log's
+        start."""
         cursor = start
         while True:
             rows = await self._redis.xrevrange(self._key, max=cursor, min="-", count=batch)
@@ -327,12 +339,9 @@ class EventLog:
                 return
             cursor = "(" + rows[-1][0].decode()
 
-    async def follow(self, after: str = "$", block_ms: int = 1000) -> AsyncIterator[LogEntry]:
-        """Entries appended after ``after``, as they come; runs until cancelled."""
+    async def follow(self, after: str, block_ms: int = 1000) -> AsyncIterator[LogEntry]:
+        """Entries appended after the id ``after``, as they come; runs until cancelled."""
         cursor = after
-        if cursor == "$":
-            newest = await self._redis.xrevrange(self._key, count=1)
-            cursor = newest[0][0].decode() if newest else "0-0"
         while True:
             result = await self._redis.xread({self._key: cursor}, count=100, block=block_ms)
             for _, rows in result or []:

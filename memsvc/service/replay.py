@@ -5,7 +5,8 @@ gateway) exactly as it arrived, with where the store applied it among its file's
 writes; applying the same events in that order to the same starting files gives
 the same bytes. An event delivered twice (a worker that died before its ack, a
 re-drive) was applied once, and its records carry the same place: it is replayed
-once. That
+once. Prefetches are replayed as the turn starts they were (each restarts the count
+of its turn's failed writes, which the tool's answers quote). That
 is how a write path bug is reproduced ("what did these events do?"), and how
 files are rebuilt from a backup plus the log. Writes run through the same
 manager, store and scanner as in a worker, on an in-memory Redis, so nothing
@@ -27,6 +28,10 @@ from memsvc.service.eventlog import WRITES, EventLog, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
+# what starts a turn, which resets its thread's count of failed writes that the tool's
+# answers quote (after a few, it tells the model to stop): replayed where it was logged
+TURN_STARTS = ("prefetch",)
+
 
 @dataclass(frozen=True)
 class Slice:
@@ -41,7 +46,7 @@ class Slice:
     def wants(self, entry: LogEntry) -> bool:
         return (
             entry.outcome == "ok"
-            and entry.type in WRITES
+            and (entry.type in WRITES or entry.type in TURN_STARTS)
             and entry.event is not None
             and (self.user_id is None or entry.user_id == self.user_id)
             and (self.since is None or entry.at >= self.since)
@@ -90,10 +95,15 @@ async def replay(
         async for entry in log.entries(start=selection.start, end=selection.end)
         if selection.wants(entry)
     ]
-    replayed: set[str] = set()
+    # a copy of a write whose first run is logged before the slice: in ``base`` already
+    replayed = await _first_runs_before(log, wanted)
     try:
         for entry in in_applied_order(wanted):
             assert entry.event is not None
+            if entry.type in TURN_STARTS:
+                failures = runtime.sessions.failures(entry.user_id, entry.agent_id)
+                await failures.reset(entry.thread_id)
+                continue
             if entry.event_id in replayed:  # an event delivered twice was applied once
                 report.repeated += 1
                 continue
@@ -125,6 +135,21 @@ async def replay(
     if compare_with is not None:
         report.files = _compare(DataLayout.at(into), DataLayout.at(compare_with), touched)
     return report
+
+
+async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> set[str]:
+    """The copies in ``wanted`` (logged ``repeat``) whose first run's record is not in it:
+    logged earlier, it was applied before the slice. (A copy whose first run logged
+    nothing, its worker gone first, is the one record of its write: it is replayed.)"""
+    first = {entry.event_id for entry in wanted if not entry.detail.get("repeat")}
+    copies = {entry.event_id for entry in wanted if entry.detail.get("repeat")} - first
+    if not copies:
+        return set()
+    return {
+        entry.event_id
+        async for entry in log.entries()
+        if entry.event_id in copies and entry.outcome == "ok" and not entry.detail.get("repeat")
+    }
 
 
 def in_applied_order(entries: list[LogEntry]) -> list[LogEntry]:
@@ -165,8 +190,8 @@ def _compare(
         mine = replayed.store_file(target, user_id, agent_id)
         theirs = live.store_file(target, user_id, agent_id)
         name = str(mine.relative_to(replayed.root))
-        if not theirs.exists():
-            verdicts[name] = "missing"
+        if not theirs.exists():  # no write made it: the same, unless the replay made it
+            verdicts[name] = "missing" if mine.exists() else "same"
         else:
             same = mine.exists() and mine.read_bytes() == theirs.read_bytes()
             verdicts[name] = "same" if same else "different"

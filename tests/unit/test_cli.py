@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from memsvc.cli import main
+from memsvc.cli import _parser, main
 from memsvc.events import MemoryWriteEvent, SyncTurnEvent
 from memsvc.service.bus import EventBus
 from tests.conftest import free_port
@@ -142,6 +142,44 @@ def test_arguments_no_command_can_use_are_refused_before_it_runs(
         main(argv)
     _, err = capsys.readouterr()
     assert exited.value.code == 2 and "error: argument" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--from", "9-0", "--to", "1-0"], "--from 9-0 comes after --to 1-0"),
+        (["--from", "5-3", "--to", "5-2"], "--from 5-3 comes after --to 5-2"),
+        (["--base", "{tmp}"], "is not a memsvc data dir: it has no users/ folder"),
+        (["--base", "{tmp}/nowhere"], "is not a memsvc data dir"),
+    ],
+)
+def test_a_replay_that_could_only_mislead_is_refused_before_it_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], said: str
+) -> None:
+    """A range the other way round replayed nothing and said all was well; any folder was
+    taken for a backup and copied in."""
+    (tmp_path / "some-folder.txt").write_text("not a data dir")
+    into = str(tmp_path / "replayed")
+    argv = [arg.format(tmp=tmp_path) for arg in argv]
+    code, out, err = run(capsys, "replay", "--into", into, *argv)
+    assert code == 2 and out == "" and said in err and err.count("\n") == 1
+    assert not (tmp_path / "replayed").exists()
+
+
+def test_a_background_jobs_tries_can_be_tailed_by_type() -> None:
+    """The log holds each job try as ``job:NAME``: its type is one ``--type`` takes."""
+    for name in ("job:sync_turn", "job:mirror_write", "sync_turn"):
+        assert _parser().parse_args(["log", "tail", "--type", name]).type == name
+
+
+def test_a_replay_is_never_written_inside_the_live_data_dir(
+    capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for into in (data_dir, data_dir / "sub", data_dir.parent):
+        code, _, err = run(capsys, "replay", "--into", str(into))
+        assert code == 2 and "--into must be outside the live data dir" in err
+    assert list(data_dir.iterdir()) == []
 
 
 @pytest.mark.parametrize(

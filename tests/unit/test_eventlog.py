@@ -92,11 +92,13 @@ async def test_a_huge_record_is_truncated_not_refused(fake_redis: Redis) -> None
 
 async def test_follow_yields_new_entries_as_they_come(fake_redis: Redis) -> None:
     log = EventLog(fake_redis, Keys("t"))
+    assert await log.newest() == "0-0"
     await log.append(record(0))
+    newest = await log.newest()
     seen: list[str] = []
 
     async def follow() -> None:
-        async for entry in log.follow(block_ms=50):
+        async for entry in log.follow(newest, block_ms=50):
             seen.append(entry.event_id)
             if len(seen) == 2:
                 return
@@ -107,6 +109,26 @@ async def test_follow_yields_new_entries_as_they_come(fake_redis: Redis) -> None
     await log.append(record(2))
     await asyncio.wait_for(task, 5)
     assert seen == ["e1", "e2"]
+
+
+async def test_a_tail_hands_over_to_a_follow_without_losing_what_came_between(
+    fake_redis: Redis,
+) -> None:
+    """``log tail --follow``: a record appended while the tail was read (or printed) came
+    neither in the tail nor in the follow that started after the newest record then."""
+    log = EventLog(fake_redis, Keys("t"))
+    for n in range(3):
+        await log.append(record(n))
+    newest = await log.newest()
+    await log.append(record(3))  # while the tail is read
+    assert [e.event_id for e in await log.tail(10, until=newest)] == ["e0", "e1", "e2"]
+    await log.append(record(4))  # while it is printed
+    seen: list[str] = []
+    async for entry in log.follow(newest, block_ms=50):
+        seen.append(entry.event_id)
+        if len(seen) == 2:
+            break
+    assert seen == ["e3", "e4"]
 
 
 async def test_an_oversized_record_stays_valid_json_and_a_write_stays_replayable(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,77 @@ async def test_a_refusal_delivered_twice_replays_where_it_was_refused(
     report = await replay_against_live(service, tmp_path / "replayed")
     assert report.files == {"users/u1/USER.md": "same"}
     assert report.different_results == []
+
+
+async def test_a_copy_of_a_write_applied_before_the_slice_is_not_applied_again(
+    service: Service, tmp_path: Path
+) -> None:
+    """add X, remove X, a backup, then the add arrives again (a re-drive): the slice from
+    the backup on holds only the copy, whose write is in the backup already. Replayed on
+    the backup, it leaves X out, as live."""
+    add = MemoryWriteEvent(
+        **stamp(),
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        payload=MemoryWritePayload(args={"action": "add", "target": "user", "content": "X"}),
+    )
+    await service.runtime.bus.publish(add)
+    await until(lambda: _logged(service, add.id, 1))
+    remove = {"action": "remove", "target": "user", "old_text": "X"}
+    assert (await service.client.call_tool("u1", "a1", "t1", "memory", remove))["success"]
+    backup = tmp_path / "backup"
+    shutil.copytree(service.settings.data_dir, backup)
+    await service.runtime.bus.publish(add)  # the same event id, delivered again
+    await until(lambda: _logged(service, add.id, 2))
+    _, again = [entry for entry in await service.log() if entry.event_id == add.id]
+    assert again.detail.get("repeat") is True
+    report = await replay(
+        service.runtime.log,
+        Slice(start=again.stream_id),
+        tmp_path / "r",
+        service.settings,
+        base=backup,
+        compare_with=service.settings.data_dir,
+    )
+    assert report.repeated == 1 and report.events == 0
+    assert report.files == {}  # nothing replayed touched a file
+    assert (tmp_path / "r/users/u1/USER.md").read_bytes() == b""
+
+
+async def test_a_file_no_write_made_is_the_same_on_both_sides(
+    service: Service, tmp_path: Path
+) -> None:
+    """Every call to a file refused (nothing to remove, over its limit): no file live, none
+    replayed: the same, not "missing"."""
+    nothing = {"action": "remove", "target": "user", "old_text": "nothing"}
+    assert not (await service.client.call_tool("u3", "a1", "t", "memory", nothing))["success"]
+    too_long = {"action": "add", "target": "memory", "content": "x" * 5000}
+    assert not (await service.client.call_tool("u3", "a1", "t", "memory", too_long))["success"]
+    report = await replay_against_live(service, tmp_path / "r")
+    assert report.events == 2 and report.same_result == 2
+    assert report.files == {
+        "users/u3/USER.md": "same",
+        "users/u3/agents/a1/MEMORY.md": "same",
+    }
+
+
+async def test_a_turns_count_of_failed_writes_restarts_on_replay_where_it_did_live(
+    service: Service, tmp_path: Path
+) -> None:
+    """The tool's answer to a failed write counts the failures of its turn (and after a
+    few tells the model to stop): a prefetch starts the next turn and the count again, on
+    replay as live, so the replayed answers are the logged ones."""
+    too_long = {"action": "add", "target": "memory", "content": "x" * 5000}
+    answers = []
+    for failures in (3, 1):  # a fourth in one turn would be told to stop
+        await service.client.prefetch("u1", "a1", "t9")
+        for _ in range(failures):
+            result = await service.client.call_tool("u1", "a1", "t9", "memory", too_long)
+            answers.append(result["error"])
+    assert len(set(answers)) == 1 and "Consolidate now" in answers[0]
+    report = await replay_against_live(service, tmp_path / "r")
+    assert report.events == 4 and report.different_results == []
 
 
 async def _delivered_twice(
