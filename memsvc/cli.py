@@ -537,11 +537,14 @@ async def _dead_events(settings: ServiceSettings, ns: argparse.Namespace) -> int
     return EXIT_OK
 
 
-def _fresh_dir(path: str, live: Path) -> Path:
+def _fresh_dir(path: str, live: Path, base: Path | None) -> Path:
     into = Path(path)
-    mine, theirs = into.resolve(), live.resolve()
-    if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
-        raise UsageError("--into must be outside the live data dir (and not hold it)")
+    for name, other in (("the live data dir", live), ("--base", base)):
+        if other is None:
+            continue
+        mine, theirs = into.resolve(), other.resolve()
+        if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+            raise UsageError(f"--into must be outside {name} (and not hold it)")
     if into.exists() and any(into.iterdir()):
         raise UsageError(f"--into {into} is not empty")
     return into
@@ -550,7 +553,7 @@ def _fresh_dir(path: str, live: Path) -> Path:
 def _data_dir(path: str) -> Path:
     """A ``--base`` to copy files from: a data dir (or a backup of one), not any folder."""
     base = Path(path)
-    if not (base / "users").is_dir():
+    if not DataLayout.at(base).users.is_dir():
         raise UsageError(f"--base {base} is not a memsvc data dir: it has no users/ folder")
     return base
 
@@ -576,8 +579,8 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         return await _explain_text(settings, ns.user, ns.agent, ns.explain, as_json=ns.as_json)
     if ns.into is None:
         raise UsageError("replay needs --into (or --explain)")
-    into = _fresh_dir(ns.into, Path(settings.data_dir))
     base = _data_dir(ns.base) if ns.base else None
+    into = _fresh_dir(ns.into, Path(settings.data_dir), base)
     _in_order(ns.start, ns.end)
     redis = connect(_needs_redis(settings, "replay"), settings)
     selection = Slice(

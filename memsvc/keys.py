@@ -8,6 +8,7 @@ in one script. The service-wide streams and lists carry no user tag.
 |---|---|---|---|
 | ``{p}:events`` | stream | - | unprocessed events (deleted once done); group ``{p}:workers`` |
 | ``{p}:log`` | stream | ``MAXLEN ~`` + age | every event with its outcome |
+| ``{p}:log:digest-key`` | string | - | the secret the log's digests of texts are keyed with |
 | ``{p}:events:dead`` | list | - | events that could not be processed, with the error |
 | ``{p}:jobs:dead`` | list | - | background jobs that ran out of tries or age |
 | ``{p}:inbox:<client>`` | list | 60 s | replies to one client process |

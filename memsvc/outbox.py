@@ -47,6 +47,7 @@ class Outbox:
         # by the event's user, agent and thread too: a turn's id may be its caller's own,
         # which another user (one gateway serves many) or thread may use as well
         self._keepers: dict[Scoped, asyncio.Task[None]] = {}
+        self._dropped: set[Scoped] = set()  # cancelled by drop(): never answered as queued
         self._closed = False
         self.given_up: list[str] = []  # event ids let go unconfirmed at close: in Redis, or not
 
@@ -62,6 +63,7 @@ class Outbox:
         if scoped in self._keepers:
             return True
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
+        self._dropped.discard(scoped)  # an earlier keeper's, which had ended anyway
         task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt, order))
         self._keepers[scoped] = task
         task.add_done_callback(lambda _: self._keepers.pop(scoped, None))
@@ -70,8 +72,10 @@ class Outbox:
     def drop(self, event: Any) -> None:
         """Stop publishing ``event``: its caller was cancelled before it was answered,
         so it was never told the write is queued (a copy sent already may still land)."""
-        keeper = self._keepers.get(_scoped(event))
+        scoped = _scoped(event)
+        keeper = self._keepers.get(scoped)
         if keeper is not None:
+            self._dropped.add(scoped)
             keeper.cancel()
 
     @property
@@ -98,7 +102,10 @@ class Outbox:
                 return
         except asyncio.CancelledError:  # the client closed, its loop ended, or drop()
             attempt.cancel()
-            if self._closed:  # (a dropped one was never answered as queued)
+            scoped = _scoped(event)
+            if scoped in self._dropped:  # never answered as queued
+                self._dropped.discard(scoped)
+            elif self._closed:
                 self.given_up.append(event.id)
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             raise

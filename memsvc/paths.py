@@ -63,8 +63,13 @@ class DataLayout:
         root = Path(data_dir).expanduser().absolute()
         return cls(root, os.path.realpath(root))
 
+    @property
+    def users(self) -> Path:
+        """The folder of every user's files: what tells a data dir from another folder."""
+        return self.root / "users"
+
     def user_dir(self, user_id: str) -> Path:
-        return self._inside(self.root / "users" / self._folder_name("user_id", user_id))
+        return self._inside(self.users / self._folder_name("user_id", user_id))
 
     def agent_dir(self, user_id: str, agent_id: str) -> Path:
         agent = self._folder_name("agent_id", agent_id)

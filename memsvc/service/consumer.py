@@ -107,7 +107,7 @@ class Consumer:
         self._read: asyncio.Future[list[Delivery]] | None = None
         self._beating: asyncio.Task[None] | None = None
         self._refusal: Exception | None = None  # an event's last step refused for good
-        self._digest_key = b""  # the log's, read as the consumer joins (see text_summary)
+        self._digest_key = b""  # the log's: read as the consumer joins, and every heartbeat
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; then hand back what could not finish. Raises
@@ -273,6 +273,8 @@ class Consumer:
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
+                # another after Redis restarted empty, made by whichever worker rejoined first
+                self._digest_key = await self._bus.log.digest_key()
                 stale = await self._bus.claim_stale(
                     self.name, self._claim_idle_ms, 50, running=self._inflight.keys()
                 )

@@ -172,7 +172,8 @@ class EventLog:
 
     async def digest_key(self) -> bytes:
         """The secret of :func:`text_summary`, the same for every worker on this Redis: made
-        by the first to ask (``SET NX``), kept with the log it keys (and gone with it)."""
+        by the first to ask (``SET NX``), asked again every heartbeat (a Redis restarted
+        empty makes another, which every worker then takes)."""
         made = secrets.token_hex(32)
         kept = await self._redis.set(self._keys.log_digest_key, made, nx=True, get=True)
         return (made if kept is None else redisconn.text(kept)).encode()
@@ -215,7 +216,29 @@ class EventLog:
         """The id of the newest entry (``0-0`` while the log is empty): where a :meth:`tail`
         up to it hands over to a :meth:`follow` after it, losing nothing appended between."""
         rows = await self._redis.xrevrange(self._key, count=1)
-        return str(rows[0][0].decode()) if rows else "0-0"
+        return redisconn.text(rows[0][0]) if rows else "0-0"
+
+    async def first_runs(self, event_ids: set[str], before: str, *, batch: int = 500) -> set[str]:
+        """Which of ``event_ids`` have a record of their first run (``ok``, not a ``repeat``
+        copy) older than the id ``before``: read back from there until all are found, each
+        record's id and outcome looked at before its body is parsed."""
+        found: set[str] = set()
+        cursor = "(" + before
+        while event_ids - found:
+            rows = await self._redis.xrevrange(self._key, max=cursor, min="-", count=batch)
+            for stream_id, raw in rows:
+                event_id = raw.get(b"event_id", b"").decode()
+                first_run = (
+                    event_id in event_ids
+                    and raw.get(b"outcome") == b"ok"
+                    and not _entry(stream_id, raw).detail.get("repeat")  # parsed only then
+                )
+                if first_run:
+                    found.add(event_id)
+            if len(rows) < batch:
+                break
+            cursor = "(" + redisconn.text(rows[-1][0])
+        return found
 
     async def tail(
         self,

@@ -28,9 +28,15 @@ from memsvc.service.eventlog import WRITES, EventLog, LogEntry
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
-# what starts a turn, which resets its thread's count of failed writes that the tool's
-# answers quote (after a few, it tells the model to stop): replayed where it was logged
-TURN_STARTS = ("prefetch",)
+
+def starts_turn(entry: LogEntry) -> bool:
+    """A prefetch (not a warm one, made ahead for the next turn) or a session switch that
+    resets: it restarts its thread's count of failed writes, which the tool's answers
+    quote (after a few, they tell the model to stop). Replayed where it was logged."""
+    payload = (entry.event or {}).get("payload") or {}
+    if entry.type == "prefetch":
+        return not payload.get("warm")
+    return entry.type == "session_switch" and bool(payload.get("reset"))
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class Slice:
     def wants(self, entry: LogEntry) -> bool:
         return (
             entry.outcome == "ok"
-            and (entry.type in WRITES or entry.type in TURN_STARTS)
+            and (entry.type in WRITES or starts_turn(entry))
             and entry.event is not None
             and (self.user_id is None or entry.user_id == self.user_id)
             and (self.since is None or entry.at >= self.since)
@@ -60,6 +66,9 @@ class ReplayReport:
     same_result: int = 0
     too_large: int = 0  # logged without their payload: refused writes, nothing to re-apply
     repeated: int = 0  # a second record of an event replayed already (a redelivery)
+    # copies replayed for want of their first run's record, in a log that dropped old
+    # records: the first may have been applied before the slice (and be in the base)
+    unsure: list[str] = field(default_factory=list)
     different_results: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> same | different | missing
 
@@ -69,6 +78,7 @@ class ReplayReport:
             "same_result": self.same_result,
             "too_large": self.too_large,
             "repeated": self.repeated,
+            "unsure": self.unsure,
             "different_results": self.different_results,
             "files": self.files,
         }
@@ -96,11 +106,12 @@ async def replay(
         if selection.wants(entry)
     ]
     # a copy of a write whose first run is logged before the slice: in ``base`` already
-    replayed = await _first_runs_before(log, wanted)
+    replayed, unsure = await _first_runs_before(log, wanted)
+    report.unsure = sorted(unsure)
     try:
         for entry in in_applied_order(wanted):
             assert entry.event is not None
-            if entry.type in TURN_STARTS:
+            if entry.type not in WRITES:  # a turn's start
                 failures = runtime.sessions.failures(entry.user_id, entry.agent_id)
                 await failures.reset(entry.thread_id)
                 continue
@@ -137,19 +148,26 @@ async def replay(
     return report
 
 
-async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> set[str]:
-    """The copies in ``wanted`` (logged ``repeat``) whose first run's record is not in it:
-    logged earlier, it was applied before the slice. (A copy whose first run logged
-    nothing, its worker gone first, is the one record of its write: it is replayed.)"""
+async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> tuple[set[str], set[str]]:
+    """The copies in ``wanted`` (logged ``repeat``) whose first run's record is older than
+    the slice: it was applied before the slice. And those whose first run's record is
+    found nowhere before it while the log has dropped old records: unsure. (A copy whose
+    first run logged nothing, its worker gone first, is the one record of its write: it
+    is replayed.)"""
     first = {entry.event_id for entry in wanted if not entry.detail.get("repeat")}
-    copies = {entry.event_id for entry in wanted if entry.detail.get("repeat")} - first
-    if not copies:
-        return set()
-    return {
-        entry.event_id
-        async for entry in log.entries()
-        if entry.event_id in copies and entry.outcome == "ok" and not entry.detail.get("repeat")
-    }
+    copies = [entry for entry in wanted if entry.detail.get("repeat")]
+    ids = {entry.event_id for entry in copies} - first
+    if not ids:
+        return set(), set()
+    earliest = min((entry for entry in copies if entry.event_id in ids), key=_stream_order)
+    before = await log.first_runs(ids, earliest.stream_id)
+    unsure = ids - before if await log.trimmed() else set()
+    return before, unsure
+
+
+def _stream_order(entry: LogEntry) -> tuple[int, int]:
+    ms, _, seq = entry.stream_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def in_applied_order(entries: list[LogEntry]) -> list[LogEntry]:

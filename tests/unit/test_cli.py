@@ -180,6 +180,11 @@ def test_a_replay_is_never_written_inside_the_live_data_dir(
         code, _, err = run(capsys, "replay", "--into", str(into))
         assert code == 2 and "--into must be outside the live data dir" in err
     assert list(data_dir.iterdir()) == []
+    backup = data_dir.parent / "backup"
+    (backup / "users").mkdir(parents=True)
+    code, _, err = run(capsys, "replay", "--base", str(backup), "--into", str(backup / "r"))
+    assert code == 2 and "--into must be outside --base" in err  # it would copy into itself
+    assert list(backup.iterdir()) == [backup / "users"]
 
 
 @pytest.mark.parametrize(

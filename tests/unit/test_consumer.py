@@ -120,11 +120,20 @@ async def test_every_worker_keys_the_log_alike_and_an_emptied_redis_gets_a_new_k
         json.dumps(await keyed(service, "same"))
     }
     before = await keyed(service, "same")
-    await service.redis.flushall()  # a Redis restarted empty: the log and its key are gone
+    service.start_consumer("w4")  # two workers when Redis restarts empty
+    await service.redis.flushall()  # the log and its key are gone
     await service.client.sync_turn("u1", "a1", "t5", user_content="same", assistant_content="a")
     await until(lambda: _count(service, 1))
     (entry,) = await service.log()
     assert entry.event["payload"]["user_content"] == await keyed(service, "same") != before
+    # the worker that did not meet the emptied stream takes the new key at its heartbeat
+    key = await service.redis.get(service.runtime.keys.log_digest_key)
+
+    async def both_keyed() -> bool:
+        return all(consumer._digest_key == key for consumer, _ in service.consumers)
+
+    await until(both_keyed)
+    assert [consumer.name for consumer, _ in service.consumers] == ["w3", "w4"]
 
 
 async def test_the_log_keeps_a_queries_length_and_digest_not_its_text(service: Service) -> None:

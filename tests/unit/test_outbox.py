@@ -15,7 +15,8 @@ from structlog.testing import capture_logs
 
 from memsvc.client import MemoryClient
 from memsvc.errors import MemoryUnavailableError, WritePendingError
-from memsvc.events import MemoryWriteEvent, SyncTurnEvent
+from memsvc.events import MemoryWriteEvent, MemoryWritePayload, SyncTurnEvent, stamp
+from memsvc.outbox import Outbox
 from memsvc.redisconn import SentThenLost
 from tests.conftest import until
 from tests.unit.conftest import Service
@@ -390,3 +391,28 @@ async def test_turns_of_two_users_or_threads_under_one_id_are_each_kept(
     await until(all_three)
     assert await logged() == [("alice", "t1", 1), ("alice", "t2", 1), ("bob", "t1", 1)]
     assert service.client.unconfirmed == []  # published, and none given up
+
+
+async def test_a_write_its_caller_gave_up_on_while_the_client_closes_is_not_listed(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``unconfirmed`` lists the writes answered as queued and given up at close; one whose
+    caller was cancelled before it was answered never was queued for anyone."""
+    outbox = Outbox(service.client.bus, timeout=5.0)
+    stalled: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    event = MemoryWriteEvent(
+        **stamp(), user_id="u1", agent_id="a1", thread_id="t1", payload=MemoryWritePayload(args=ADD)
+    )
+    assert outbox.keep(event, stalled)
+    closing = asyncio.create_task(outbox.close(grace=0.5))
+    await asyncio.sleep(0.1)
+    outbox.drop(event)  # its caller was cancelled meanwhile
+    await closing
+    assert outbox.given_up == []
+    kept = MemoryWriteEvent(
+        **stamp(), user_id="u1", agent_id="a1", thread_id="t1", payload=MemoryWritePayload(args=ADD)
+    )
+    late = Outbox(service.client.bus, timeout=5.0)
+    assert late.keep(kept, asyncio.get_running_loop().create_future())
+    await late.close(grace=0.1)
+    assert late.given_up == [kept.id]

@@ -299,12 +299,14 @@ async def test_a_refusal_delivered_twice_replays_where_it_was_refused(
     assert report.different_results == []
 
 
+@pytest.mark.parametrize("first_record", ["logged", "trimmed"])
 async def test_a_copy_of_a_write_applied_before_the_slice_is_not_applied_again(
-    service: Service, tmp_path: Path
+    service: Service, tmp_path: Path, first_record: str
 ) -> None:
     """add X, remove X, a backup, then the add arrives again (a re-drive): the slice from
     the backup on holds only the copy, whose write is in the backup already. Replayed on
-    the backup, it leaves X out, as live."""
+    the backup, it leaves X out, as live. ``trimmed``: the log has dropped the first run's
+    record: the copy is replayed, and the report says it is unsure."""
     add = MemoryWriteEvent(
         **stamp(),
         user_id="u1",
@@ -320,8 +322,10 @@ async def test_a_copy_of_a_write_applied_before_the_slice_is_not_applied_again(
     shutil.copytree(service.settings.data_dir, backup)
     await service.runtime.bus.publish(add)  # the same event id, delivered again
     await until(lambda: _logged(service, add.id, 2))
-    _, again = [entry for entry in await service.log() if entry.event_id == add.id]
+    first, again = [entry for entry in await service.log() if entry.event_id == add.id]
     assert again.detail.get("repeat") is True
+    if first_record == "trimmed":
+        await service.redis.xdel(service.runtime.keys.log, first.stream_id)
     report = await replay(
         service.runtime.log,
         Slice(start=again.stream_id),
@@ -330,7 +334,11 @@ async def test_a_copy_of_a_write_applied_before_the_slice_is_not_applied_again(
         base=backup,
         compare_with=service.settings.data_dir,
     )
-    assert report.repeated == 1 and report.events == 0
+    if first_record == "trimmed":
+        assert report.unsure == [add.id] and report.events == 1 and report.repeated == 0
+        assert report.files == {"users/u1/USER.md": "different"}
+        return
+    assert report.repeated == 1 and report.events == 0 and report.unsure == []
     assert report.files == {}  # nothing replayed touched a file
     assert (tmp_path / "r/users/u1/USER.md").read_bytes() == b""
 
@@ -356,18 +364,36 @@ async def test_a_turns_count_of_failed_writes_restarts_on_replay_where_it_did_li
     service: Service, tmp_path: Path
 ) -> None:
     """The tool's answer to a failed write counts the failures of its turn (and after a
-    few tells the model to stop): a prefetch starts the next turn and the count again, on
-    replay as live, so the replayed answers are the logged ones."""
+    few tells the model to stop): a prefetch, or a session switch that resets, starts the
+    next turn and the count again, on replay as live; a warm prefetch (made ahead for the
+    next turn) does not. So the replayed answers are the logged ones."""
+    client = service.client
     too_long = {"action": "add", "target": "memory", "content": "x" * 5000}
-    answers = []
-    for failures in (3, 1):  # a fourth in one turn would be told to stop
-        await service.client.prefetch("u1", "a1", "t9")
-        for _ in range(failures):
-            result = await service.client.call_tool("u1", "a1", "t9", "memory", too_long)
-            answers.append(result["error"])
-    assert len(set(answers)) == 1 and "Consolidate now" in answers[0]
+
+    async def fail(times: int) -> list[str]:
+        results = [
+            await client.call_tool("u1", "a1", "t9", "memory", too_long) for _ in range(times)
+        ]
+        return [result["error"] for result in results]
+
+    await client.prefetch("u1", "a1", "t9")
+    answers = await fail(3)
+    await client.queue_prefetch("u1", "a1", "t9", "next")  # warm: the same turn
+    answers += await fail(1)  # a fourth in one turn: told to stop
+    await client.session_switch("u1", "a1", "t9", reset=True)
+    answers += await fail(1)
+    await client.prefetch("u1", "a1", "t9")
+    answers += await fail(1)
+
+    async def logged() -> bool:
+        records = [e for e in await service.log() if e.type in ("prefetch", "memory_write")]
+        return len(records) >= 3 + 6  # the warm prefetch is logged when it has run
+
+    await until(logged)
+    assert "Consolidate now" in answers[0] and "Stop retrying" in answers[3]
+    assert answers[4] == answers[5] == answers[0]
     report = await replay_against_live(service, tmp_path / "r")
-    assert report.events == 4 and report.different_results == []
+    assert report.events == 6 and report.different_results == []
 
 
 async def _delivered_twice(
