@@ -552,10 +552,10 @@ def _fresh_dir(path: str, live: Path, base: Path | None) -> Path:
 
 def _data_dir(path: str) -> Path:
     """A ``--base`` to copy files from: a data dir (or a backup of one), not any folder."""
-    base = Path(path)
-    if not DataLayout.at(base).users.is_dir():
-        raise UsageError(f"--base {base} is not a memsvc data dir: it has no users/ folder")
-    return base
+    base = DataLayout.at(path)  # ~ expanded, as the shell does not in --base=~/backup
+    if not base.users.is_dir():
+        raise UsageError(f"--base {path} is not a memsvc data dir: it has no users/ folder")
+    return base.root
 
 
 def _in_order(start: str, end: str) -> None:

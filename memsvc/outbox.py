@@ -63,20 +63,22 @@ class Outbox:
         if scoped in self._keepers:
             return True
         log.warning("write_unconfirmed_kept", event_id=event.id, type=event.type)
-        self._dropped.discard(scoped)  # an earlier keeper's, which had ended anyway
         task = asyncio.get_running_loop().create_task(self._until_confirmed(event, attempt, order))
         self._keepers[scoped] = task
-        task.add_done_callback(lambda _: self._keepers.pop(scoped, None))
+        task.add_done_callback(lambda _: self._forget(scoped))
         return True
+
+    def _forget(self, scoped: Scoped) -> None:
+        self._keepers.pop(scoped, None)
+        self._dropped.discard(scoped)
 
     def drop(self, event: Any) -> None:
         """Stop publishing ``event``: its caller was cancelled before it was answered,
         so it was never told the write is queued (a copy sent already may still land)."""
         scoped = _scoped(event)
         keeper = self._keepers.get(scoped)
-        if keeper is not None:
+        if keeper is not None and keeper.cancel():  # not ended already
             self._dropped.add(scoped)
-            keeper.cancel()
 
     @property
     def waiting(self) -> list[str]:
@@ -102,11 +104,8 @@ class Outbox:
                 return
         except asyncio.CancelledError:  # the client closed, its loop ended, or drop()
             attempt.cancel()
-            scoped = _scoped(event)
-            if scoped in self._dropped:  # never answered as queued
-                self._dropped.discard(scoped)
-            elif self._closed:
-                self.given_up.append(event.id)
+            if self._closed and _scoped(event) not in self._dropped:  # a dropped one was
+                self.given_up.append(event.id)  # never answered as queued
             log.error("write_not_confirmed", event_id=event.id, type=event.type)
             raise
 

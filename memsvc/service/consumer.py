@@ -273,8 +273,6 @@ class Consumer:
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
-                # another after Redis restarted empty, made by whichever worker rejoined first
-                self._digest_key = await self._bus.log.digest_key()
                 stale = await self._bus.claim_stale(
                     self.name, self._claim_idle_ms, 50, running=self._inflight.keys()
                 )
@@ -290,6 +288,10 @@ class Consumer:
                 failures.over()
             except Exception as exc:
                 failures.note(exc)
+            # another after Redis restarted empty, made by whichever worker rejoined first;
+            # one not read now (Redis away) is read at the next beat
+            with contextlib.suppress(RedisError, OSError):
+                self._digest_key = await self._bus.log.digest_key()
 
     async def _checking_commits(self) -> None:
         failures = Failures("due_commit_checks_failed", consumer=self.name)

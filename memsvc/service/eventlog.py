@@ -173,10 +173,14 @@ class EventLog:
     async def digest_key(self) -> bytes:
         """The secret of :func:`text_summary`, the same for every worker on this Redis: made
         by the first to ask (``SET NX``), asked again every heartbeat (a Redis restarted
-        empty makes another, which every worker then takes)."""
-        made = secrets.token_hex(32)
-        kept = await self._redis.set(self._keys.log_digest_key, made, nx=True, get=True)
-        return (made if kept is None else redisconn.text(kept)).encode()
+        empty makes another, which every worker then takes). Read first: a Redis out of
+        memory refuses the ``SET`` even of a key it holds."""
+        key = self._keys.log_digest_key
+        kept = await self._redis.get(key)
+        if kept is None:
+            made = secrets.token_hex(32)
+            kept = await self._redis.set(key, made, nx=True, get=True) or made
+        return redisconn.text(kept).encode()
 
     def entry(self, record: LogRecord) -> tuple[str, int, list[str]]:
         """The stream, its cap and the record's fields flattened: for a script that appends

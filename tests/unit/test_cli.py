@@ -173,7 +173,7 @@ def test_a_background_jobs_tries_can_be_tailed_by_type() -> None:
 
 
 def test_a_replay_is_never_written_inside_the_live_data_dir(
-    capsys: pytest.CaptureFixture[str], data_dir: Path
+    capsys: pytest.CaptureFixture[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     for into in (data_dir, data_dir / "sub", data_dir.parent):
@@ -184,6 +184,9 @@ def test_a_replay_is_never_written_inside_the_live_data_dir(
     (backup / "users").mkdir(parents=True)
     code, _, err = run(capsys, "replay", "--base", str(backup), "--into", str(backup / "r"))
     assert code == 2 and "--into must be outside --base" in err  # it would copy into itself
+    monkeypatch.setenv("HOME", str(data_dir.parent))  # --base=~/backup: no shell expands it
+    code, _, err = run(capsys, "replay", "--base=~/backup", "--into", str(backup / "r"))
+    assert code == 2 and "--into must be outside --base" in err
     assert list(backup.iterdir()) == [backup / "users"]
 
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pytest
 import structlog
 from redis.asyncio import Redis
+from redis.exceptions import OutOfMemoryError
 
 from memsvc.client import MemoryClient
 from memsvc.errors import LockTimeoutError
@@ -21,6 +22,7 @@ from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, e
 from memsvc.keys import Keys
 from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
+from memsvc.service.eventlog import EventLog
 from memsvc.service.handlers import EventHandlers, Handled, WriteDeferred
 from memsvc.service.runtime import Runtime
 from memsvc.store import filejobs
@@ -1029,3 +1031,35 @@ async def test_a_write_runs_its_file_work_inline_only_while_its_event_runs_alone
     assert all(r["success"] for r in (alone, beside, await held))
     modes = {thread: {inline for t, inline in ran if t == thread} for thread, _ in ran}
     assert modes["alone"] == {True} and modes["beside"] == {False}
+
+
+async def test_stale_events_are_claimed_while_the_logs_key_cannot_be_read(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heartbeat reads the log's digest key again; a Redis that refuses that read
+    (out of memory, an ACL) must not stop the same beat from claiming a dead worker's
+    events."""
+    await service.stop_consumers()
+    event = MemoryWriteEvent(
+        **stamp(), user_id="u1", agent_id="a1", thread_id="t1", payload=MemoryWritePayload(args=ADD)
+    )
+    await service.runtime.bus.publish(event)
+    assert len(await service.runtime.bus.read("dead", 1, block_ms=100)) == 1  # and it died
+    real = EventLog.digest_key
+    reads = 0
+
+    async def refused(self: EventLog) -> bytes:
+        nonlocal reads
+        reads += 1
+        if reads > 1:  # the join's read works, the beats' are refused
+            raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+        return await real(self)
+
+    monkeypatch.setattr(EventLog, "digest_key", refused)
+    service.start_consumer("w2")
+
+    async def claimed() -> bool:
+        return any(e.event_id == event.id and e.outcome == "ok" for e in await service.log())
+
+    await until(claimed)
+    assert reads > 1

@@ -408,7 +408,15 @@ async def test_a_write_its_caller_gave_up_on_while_the_client_closes_is_not_list
     await asyncio.sleep(0.1)
     outbox.drop(event)  # its caller was cancelled meanwhile
     await closing
-    assert outbox.given_up == []
+    assert outbox.given_up == [] and not outbox._dropped
+    unstarted = MemoryWriteEvent(
+        **stamp(), user_id="u1", agent_id="a1", thread_id="t1", payload=MemoryWritePayload(args=ADD)
+    )
+    fresh = Outbox(service.client.bus, timeout=5.0)
+    assert fresh.keep(unstarted, asyncio.get_running_loop().create_future())
+    fresh.drop(unstarted)  # before its keeper ever ran
+    await asyncio.sleep(0.05)
+    assert not fresh.waiting and not fresh._dropped  # nothing left behind
     kept = MemoryWriteEvent(
         **stamp(), user_id="u1", agent_id="a1", thread_id="t1", payload=MemoryWritePayload(args=ADD)
     )
