@@ -50,7 +50,7 @@ from memsvc.logs import configure_logging
 from memsvc.paths import DataLayout
 from memsvc.redisconn import connect, lasting_refusal, refuse_a_cluster
 from memsvc.service.bus import EventBus
-from memsvc.service.eventlog import EventLog, LogEntry
+from memsvc.service.eventlog import EventLog, LogEntry, stream_position
 from memsvc.service.replay import Slice, replay
 from memsvc.settings import ServiceSettings
 from memsvc.validation import describe
@@ -564,11 +564,7 @@ def _in_order(start: str, end: str) -> None:
     replaying nothing."""
     if start in ("-", "+") or end in ("-", "+"):
         return
-    first_ms, _, first_seq = start.partition("-")
-    last_ms, _, last_seq = end.partition("-")
-    first = (int(first_ms), int(first_seq or 0))
-    last = (int(last_ms), int(last_seq) if last_seq else 2**64)
-    if first > last:
+    if stream_position(start) > stream_position(end, last=True):
         raise UsageError(f"--from {start} comes after --to {end}")
 
 

@@ -50,6 +50,13 @@ if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]
 WRITES = ("memory_write", "entry_edit")
 
 
+def stream_position(stream_id: str, *, last: bool = False) -> tuple[int, int]:
+    """A log id's place, to compare ids as numbers: (milliseconds, sequence). An id
+    without its sequence stands for its millisecond's first entry (``last``: its last)."""
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq) if seq else (2**64 if last else 0)
+
+
 def text_summary(text: str, key: bytes) -> dict[str, Any]:
     """What the log keeps of a text it does not store: enough to tell two apart. Keyed
     (HMAC-SHA256 with the log's secret, :meth:`EventLog.digest_key`): a plain digest of a

@@ -24,7 +24,7 @@ import fakeredis
 
 from memsvc.events import EntryEditPayload
 from memsvc.paths import DataLayout, Target
-from memsvc.service.eventlog import WRITES, EventLog, LogEntry
+from memsvc.service.eventlog import WRITES, EventLog, LogEntry, stream_position
 from memsvc.service.runtime import Runtime
 from memsvc.settings import ServiceSettings
 
@@ -159,15 +159,13 @@ async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> tuple[set
     ids = {entry.event_id for entry in copies} - first
     if not ids:
         return set(), set()
-    earliest = min((entry for entry in copies if entry.event_id in ids), key=_stream_order)
+    earliest = min(
+        (entry for entry in copies if entry.event_id in ids),
+        key=lambda entry: stream_position(entry.stream_id),
+    )
     before = await log.first_runs(ids, earliest.stream_id)
     unsure = ids - before if await log.trimmed() else set()
     return before, unsure
-
-
-def _stream_order(entry: LogEntry) -> tuple[int, int]:
-    ms, _, seq = entry.stream_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 def in_applied_order(entries: list[LogEntry]) -> list[LogEntry]:
