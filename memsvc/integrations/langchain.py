@@ -30,7 +30,9 @@ graph state: LangGraph streams even an untracked, private state channel (``value
 would reach whoever streams the run. The state carries two private markers only:
 the thread its history was recorded under (a run on another thread is a branch of
 it) and the human message whose turn was recorded (a retried run records nothing
-twice).
+twice). A turn is sent under an event id drawn from these ids and its human
+message's: a turn the service may have taken without confirming it (a gateway's
+answer lost) is sent again under that id by the retried run, and recorded once.
 
 Memory never breaks a run: a prefetch past its deadline leaves its block out, a tool
 call that cannot be served answers the model with a result saying so, a turn that
@@ -44,6 +46,7 @@ to that loop deadlocks when the caller blocks the loop itself.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
@@ -236,6 +239,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 ids.thread_id,
                 user_content=_plain(scrub(human.text, tag), MAX_TURN_CHARS),
                 assistant_content=_plain(scrub(answer, tag), MAX_TURN_CHARS),
+                event_id=_turn_id(ids, human),
             )
         except WritePendingError as exc:  # queued, recorded once: a retried run sends none
             log.warning("memory_turn_pending", **asdict(ids), event_id=exc.event_id)
@@ -407,6 +411,16 @@ def _as_text(structured: object) -> str:
 def _key(ids: _Ids, human: HumanMessage | None) -> TurnKey:
     message_id = human.id if human is not None and human.id is not None else ""
     return (ids.user_id, ids.agent_id, ids.thread_id, message_id)
+
+
+def _turn_id(ids: _Ids, human: HumanMessage) -> str | None:
+    """The turn's event id, the same every time its human message is run on its thread: a
+    turn whose answer was lost (the service may have taken it) is sent again by a retried
+    run under that id, and recorded once. ``None`` (a new id) for a message with no id."""
+    if human.id is None:
+        return None
+    named = "\0".join((ids.user_id, ids.agent_id, ids.thread_id, human.id))
+    return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _field(context: object, name: str) -> Any:

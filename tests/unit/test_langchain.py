@@ -31,7 +31,7 @@ from memsvc.service.eventlog import LogEntry
 from memsvc.settings import ServiceSettings
 from memsvc.store.memfile import parse
 from tests.chat_model import ScriptedModel, remember_or_answer, tool_call
-from tests.conftest import until
+from tests.conftest import turns, until
 from tests.unit.conftest import Service, with_hindsight
 
 PROMPT = "You are a helpful assistant."
@@ -362,6 +362,40 @@ async def test_a_turn_redis_does_not_take_is_logged_and_the_answer_still_comes(
     monkeypatch.undo()
     await turn(agent, "hello", message_id="m-1")  # not marked as recorded: a retry records it
     assert await recorded_turns(service, 1) == [("hello", "You said: hello")]
+
+
+async def test_a_turn_whose_answer_was_lost_is_sent_again_by_the_retry_and_recorded_once(
+    service: Service, fake: FakeHindsight, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service took the turn but its answer never came back (a gateway's reply lost):
+    the retried run sends it again under the same id, and it is one turn, one document."""
+    sent: list[str | None] = []
+    take = service.client.sync_turn
+
+    async def answer_lost(*args: Any, **kwargs: Any) -> str:
+        sent.append(kwargs.get("event_id"))
+        taken = await take(*args, **kwargs)
+        raise MemoryUnavailableError("the gateway did not answer", event_id=taken)
+
+    monkeypatch.setattr(service.client, "sync_turn", answer_lost)
+    agent, _ = build(service)
+    await turn(agent, "hello", message_id="m-1")
+    await turn(agent, "hello", message_id="m-1")  # not marked as recorded: the retry sends it
+    await turn(agent, "hello", message_id="m-1", thread="t2")  # another thread's own turn
+    monkeypatch.undo()
+    await turn(agent, "and now?", message_id="m-2")
+    work = "deerflow-work-alice-coder"
+    await until(lambda: _documents(fake, work, 3))
+    await service.client.prefetch("alice", "coder", "t1")  # after the thread's turns ran
+    stored = fake.documents(work)
+    assert sorted(turns(stored)) == ["t1:1", "t1:2", "t2:1"]
+    assert [doc.retains for doc in stored.values()] == [1, 1, 1]
+    assert len(sent) == 3 and sent[0] is not None
+    assert sent[0] == sent[1] != sent[2]
+
+
+async def _documents(fake: FakeHindsight, bank: str, count: int) -> bool:
+    return len(fake.documents(bank)) >= count
 
 
 async def test_a_turn_left_pending_counts_as_recorded_and_a_retried_run_sends_none(
