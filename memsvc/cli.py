@@ -648,18 +648,21 @@ async def _migrate(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         file=sys.stderr,
         disable=not (ns.all and sys.stderr.isatty()),
     )
+    migration = None
     try:
         async with open_migration(
             settings, dry_run=ns.dry_run, skip_hindsight=ns.skip_hindsight
         ) as migration:
-            report = await migration.run(sources, progress=lambda _: bar.update())
+            await migration.run(sources, progress=lambda _: bar.update())
     finally:
         bar.close()
-    if ns.as_json:
-        _emit(report.as_dict())
-    else:
-        _lines(report.lines())
-    return EXIT_TOOL_FAILED if report.failed else EXIT_OK
+        if migration is not None:  # what was done, also by a run that stopped early
+            if ns.as_json:
+                _emit(migration.report.as_dict())
+            else:
+                _lines(migration.report.lines())
+    assert migration is not None
+    return EXIT_TOOL_FAILED if migration.report.failed else EXIT_OK
 
 
 async def _demo(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -706,7 +709,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MemoryUnavailableError, MemoryMisconfiguredError, RedisError, TimeoutError) as exc:
         if isinstance(exc, MemoryMisconfiguredError) or lasting_refusal(exc):
             # MEMSVC_REDIS_URL's credentials or its user's rights: no retry fixes them
-            refusal = exc.__cause__ if isinstance(exc, MemoryMisconfiguredError) else exc
+            refusal = (exc.__cause__ or exc) if isinstance(exc, MemoryMisconfiguredError) else exc
             sys.stderr.write(f"memsvc: Redis refuses MEMSVC_REDIS_URL's user: {refusal}\n")
             return EXIT_BAD_INPUT
         # not the caller's input: the same command may work once Redis is back

@@ -69,6 +69,7 @@ def fact_document_id(fact: str) -> str:
 
 
 def migration_document_id(user_id: str, agent_id: str, content: str) -> str:
-    """A document migrated from DeerFlow's ``memory.json``: a re-run names the same one."""
+    """A document migrated from DeerFlow's ``memory.json``: a re-run names the same one.
+    ``agent_id`` is empty for the user bank, which all of the user's agents share."""
     key = "\0".join((user_id, agent_id, content)).encode("utf-8")
     return f"deerflow-{hashlib.sha256(key).hexdigest()[:32]}"

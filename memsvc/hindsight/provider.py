@@ -63,7 +63,7 @@ from memsvc.hindsight.client import (
 )
 from memsvc.hindsight.recall import fair_merge, render, screened, speaker_labels
 from memsvc.hindsight.tools import TOOL_SCHEMAS
-from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer
+from memsvc.hindsight.turnbuffer import FlushLimits, TurnBuffer, batches
 from memsvc.ids import DEFAULT_THREAD
 from memsvc.jobs.payloads import FlushJob, RestoreTurnsJob, RetainJob
 from memsvc.jobs.queue import DeadLetters, JobQueue, current_job
@@ -114,13 +114,14 @@ class HindsightProvider(MemoryProvider):
         self._upserted = upserted  # shared by the process: one upsert per bank
         self._env = env
         self._hits: dict[str, int] = {}  # thread -> memories in its latest recall block
+        self._limits = flush_limits or FlushLimits()
         self._turns = TurnBuffer(
             redis,
             keys,
             client,
             user_id=user_id,
             agent_id=agent_id,
-            limits=flush_limits or FlushLimits(),
+            limits=self._limits,
             set_aside=self._set_aside if dead_letters is not None else None,
         )
         self._dead_letters = dead_letters
@@ -429,7 +430,7 @@ class HindsightProvider(MemoryProvider):
         if new:
             await self._ensure_bank(bank)
             filename = USER_FILE if target == "user" else MEMORY_FILE
-            await self._client.retain(
+            await self._retain_bounded(
                 bank,
                 [
                     RetainItem(
@@ -443,6 +444,15 @@ class HindsightProvider(MemoryProvider):
                 ],
             )
         return new
+
+    async def _retain_bounded(
+        self, bank: str, items: list[RetainItem], *, run_async: bool = False
+    ) -> None:
+        """``items`` in requests within the retain bounds (``hindsight_retain_batch_*``), as
+        turns are flushed: one request of a whole big file is refused by a proxy's body
+        limit every time it is sent."""
+        for batch in batches(items, self._limits, lambda item: len(item.model_dump_json())):
+            await self._client.retain(bank, batch, run_async=run_async)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -511,7 +521,7 @@ class HindsightProvider(MemoryProvider):
         new = [item for item in items if item.document_id not in held]
         if new:
             await self._ensure_bank(bank)
-            await self._client.retain(bank, new, run_async=self.config.retain_async)
+            await self._retain_bounded(bank, new, run_async=self.config.retain_async)
         return {item.document_id for item in new if item.document_id is not None}
 
     def _scoped(self, scope: str, thread_id: str = DEFAULT_THREAD) -> list[str]:

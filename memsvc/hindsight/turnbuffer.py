@@ -29,6 +29,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import structlog
 from redis.asyncio import Redis
@@ -40,6 +41,8 @@ from memsvc.redisconn import text
 from memsvc.service.sessions import SESSION_TTL_SECONDS
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 _BATCH_OVERHEAD = 64  # bytes of the request body around its items
 # Refusals of what a request holds (malformed, too large, unprocessable), not of who sends
@@ -97,17 +100,18 @@ class Flushed:
     again: bool  # a flush was asked for while this one ran: another round is due
 
 
-def batches(turns: list[tuple[str, str]], limits: FlushLimits) -> Iterator[list[tuple[str, str]]]:
-    """Consecutive runs of turns within the item and byte bounds (a lone big turn goes alone)."""
-    batch: list[tuple[str, str]] = []
-    size = _BATCH_OVERHEAD
-    for turn in turns:
-        cost = len(turn[1].encode("utf-8")) + 1
-        if batch and (len(batch) >= limits.batch_items or size + cost > limits.batch_bytes):
+def batches(items: list[T], limits: FlushLimits, size: Callable[[T], int]) -> Iterator[list[T]]:
+    """Consecutive runs of ``items`` within the item and byte bounds, ``size`` giving each
+    one's bytes (a lone big item goes alone)."""
+    batch: list[T] = []
+    total = _BATCH_OVERHEAD
+    for item in items:
+        cost = size(item) + 1
+        if batch and (len(batch) >= limits.batch_items or total + cost > limits.batch_bytes):
             yield batch
-            batch, size = [], _BATCH_OVERHEAD
-        batch.append(turn)
-        size += cost
+            batch, total = [], _BATCH_OVERHEAD
+        batch.append(item)
+        total += cost
     if batch:
         yield batch
 
@@ -227,7 +231,7 @@ class TurnBuffer:
             await prepare(bank)
         refused: dict[str, str] = {}
         why: list[str] = []
-        queue = list(batches(fresh, self.limits))
+        queue = list(batches(fresh, self.limits, lambda turn: len(turn[1].encode("utf-8"))))
         while queue:
             batch = queue.pop(0)
             items = [RetainItem.model_validate_json(value) for _, value in batch]

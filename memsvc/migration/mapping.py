@@ -14,8 +14,13 @@
 A file entry reaches its bank as the mirror's document of it (the run sends it
 and waits); an entry the file has no room for is retained into the bank itself. Facts are
 written most confident first, so a full file keeps the surest ones. Every
-document id derives from the user, the agent and the text, so a re-run names
-what the last run sent.
+document id derives from the user, the text and (in an agent's work bank) the
+agent, so a re-run names what the last run sent, and a text in several agents'
+files is one document of the user bank. Texts are taken with their line breaks
+as a file holds them (``\r\n`` is ``\n``), so a mirror's document is the one a
+worker's mirror of that entry names. What a document carries beside its text (the
+context Hindsight's extraction reads, the metadata) is memsvc's words and the
+fact's fields cut short, which the run scans like the text.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from memsvc.hindsight.banks import MIGRATION_TAG, migration_document_id
 from memsvc.hindsight.client import RetainItem
 from memsvc.migration.deerflow import Fact, MemoryFile, Source, Summary
 from memsvc.paths import Target
+from memsvc.store.memfile import normalise_newlines
 
 USER_CATEGORIES = frozenset({"preference", "personal_info", "identity"})
 MEMORY_CATEGORIES = frozenset({"knowledge", "context", "behavior", "goal"})
@@ -36,6 +42,7 @@ USER_SUMMARIES = (
     ("personalContext", "Personal context"),
     ("topOfMind", "Top of mind"),
 )
+MAX_FIELD_CHARS = 200  # of a fact's id, category or thread kept in a document's metadata
 HISTORY_SUMMARIES = (
     ("recentMonths", "Recent months"),
     ("earlierContext", "Earlier context"),
@@ -74,7 +81,7 @@ def plan(source: Source, memory: MemoryFile) -> Plan:
     skipped += [(name, "a field §13.1 does not know") for name in memory.unknown_fields]
 
     def summary(section: str, name: str, label: str, value: Summary, *, in_file: bool) -> None:
-        text = value.summary.strip()
+        text = normalise_newlines(value.summary).strip()
         if text:
             origin = f"{section}.{name}"
             items.append(
@@ -95,7 +102,7 @@ def plan(source: Source, memory: MemoryFile) -> Plan:
     ranked = sorted(memory.facts, key=lambda pair: -_confidence(pair[1]))
     for index, fact in ranked:
         origin = f"facts[{index}]"
-        text = fact.content.strip()
+        text = normalise_newlines(fact.content).strip()  # as its file will hold it
         if not text:
             skipped.append((origin, "empty content"))
             continue
@@ -109,8 +116,9 @@ def _fact(source: Source, origin: str, text: str, fact: Fact) -> Item:
     category = fact.category.strip()
     target: Target = "user" if category in USER_CATEGORIES else "memory"
     note = ""
-    if category not in USER_CATEGORIES | MEMORY_CATEGORIES:
-        note = f"unknown category {category!r}: kept in MEMORY.md"
+    known = category in USER_CATEGORIES | MEMORY_CATEGORIES
+    if not known:
+        note = f"unknown category {category[:MAX_FIELD_CHARS]!r}: kept in MEMORY.md"
     metadata = {"origin": origin, "category": category}
     if fact.id:
         metadata["fact_id"] = fact.id
@@ -125,9 +133,10 @@ def _fact(source: Source, origin: str, text: str, fact: Fact) -> Item:
         text,
         target=target,
         in_file=True,
-        context=f"a DeerFlow fact ({category}{confidence})",
+        # what Hindsight's extraction reads beside the text: no words of the file's own
+        context=f"a DeerFlow fact ({category if known else 'other'}{confidence})",
         at=fact.createdAt,
-        metadata=metadata,
+        metadata={key: value[:MAX_FIELD_CHARS] for key, value in metadata.items()},
         note=note,
     )
 
@@ -148,7 +157,10 @@ def _item(
         content=text,
         context=context,
         timestamp=_timestamp(at),
-        document_id=migration_document_id(source.user_id, source.agent_id, text),
+        # the user bank is every agent's: a text in several agents' files is one document
+        document_id=migration_document_id(
+            source.user_id, source.agent_id if target == "memory" else "", text
+        ),
         tags=[MIGRATION_TAG, f"agent:{source.agent_id}"],
         metadata={"source": "deerflow", "file": source.relative, **metadata},
     )

@@ -20,11 +20,15 @@
   with a runtime of its own: its verdicts are the real ones, and nothing is
   written to the data dir, the DeerFlow home or Hindsight.
 - A file whose items were all handled is renamed ``memory.json.bak``; a file that
-  failed is left for the next run, and one user's failure never stops the next.
+  failed is left for the next run, with a record of the entries it wrote
+  (:mod:`memsvc.migration.progress`), and one user's failure never stops the next.
+  Redis refusing or not confirming a write would fail every user alike: that stops
+  the run, and :attr:`Migration.report` says what was done until then.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -56,6 +60,7 @@ from memsvc.hindsight.provider import HindsightProvider
 from memsvc.ids import validate_id
 from memsvc.migration.deerflow import MEMORY_JSON, Source, read_source
 from memsvc.migration.mapping import Item, plan
+from memsvc.migration.progress import Progress
 from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, DataLayout, Target
 from memsvc.redisconn import connect
 from memsvc.service.runtime import Runtime
@@ -65,9 +70,10 @@ from memsvc.store.atomicfile import write_all
 log = structlog.get_logger(__name__)
 
 MIGRATION_THREAD = "migration"  # the thread a migration's writes are logged under
-ADDED, PRESENT, OVER, BLOCKED, REFUSED = (
+ADDED, PRESENT, EARLIER, OVER, BLOCKED, REFUSED = (
     "added",
     "already there",
+    "written before",
     "over the limit",
     "blocked",
     "refused",
@@ -132,10 +138,11 @@ class MigrationReport:
 
     dry_run: bool
     users: list[UserReport] = field(default_factory=list)
+    stopped: str | None = None  # why the run ended before its last user, if it did
 
     @property
     def failed(self) -> bool:
-        return any(user.failed for user in self.users)
+        return self.stopped is not None or any(user.failed for user in self.users)
 
     def totals(self) -> dict[str, int]:
         counted = Counter(
@@ -149,6 +156,7 @@ class MigrationReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
+            "stopped": self.stopped,
             "failed_users": [user.user_id for user in self.users if user.failed],
             "totals": self.totals(),
             "users": [{**asdict(user), "failed": user.failed} for user in self.users],
@@ -186,6 +194,8 @@ class MigrationReport:
         failed = sum(user.failed for user in self.users)
         totals = ", ".join(f"{count} {verdict}" for verdict, count in self.totals().items())
         out.append(f"{len(self.users)} users, {failed} failed" + (f"; {totals}" if totals else ""))
+        if self.stopped is not None:
+            out.append(f"stopped before the other users: {self.stopped}")
         return out
 
 
@@ -203,6 +213,9 @@ class EntryWriter(Protocol):
         """One ``memory`` tool add; returns the tool's result. ``mirror=False``: no external
         provider hears of it."""
 
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
+        """The entries the user's two files hold now (blocked ones left out)."""
+
 
 class ToolWriter:
     """Through the service, as the model's own ``memory`` calls are."""
@@ -217,6 +230,9 @@ class ToolWriter:
         return await self._client.call_tool(
             user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args, mirror=mirror
         )
+
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
+        return _held(await self._client.get_memory(user_id, agent_id))
 
 
 class ScratchWriter:
@@ -243,16 +259,29 @@ class ScratchWriter:
         args = {"action": "add", "target": target, "content": content}
         return (await memory.manager.memory_write(args, thread_id=MIGRATION_THREAD)).result
 
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
+        memory = await self._runtime.memory(user_id, agent_id)
+        return _held(await memory.manager.builtin.view())
+
+
+def _held(view: dict[str, Any]) -> dict[Target, set[str]]:
+    """The entries of a view of the files (:meth:`MemoryClient.get_memory`), by target."""
+    return {
+        target: {e["content"] for e in view[f"{target}_md"] if not e["blocked"]}
+        for target in TARGETS
+    }
+
 
 def _verdict(result: dict[str, Any]) -> tuple[str, str]:
-    """The tool's result as a verdict; a write that was not confirmed fails the file."""
+    """The tool's result as a verdict. A write Redis refused or did not confirm stops the run
+    (every user's would fail alike); the store failing fails the file."""
     if result.get("success"):
         return (PRESENT if result.get("message") == replies.DUPLICATE else ADDED), ""
     error = str(result.get("error") or "refused")
-    if misconfigured(result):  # Redis refuses the service, not this entry: the file fails
-        raise MemoryMisconfiguredError(error.splitlines()[0])
-    if result.get("pending") or result.get("retryable"):
-        raise MemoryUnavailableError(f"a write was not confirmed: {error.splitlines()[0]}")
+    if misconfigured(result):  # Redis refuses the service, not this entry: the run stops
+        raise MemoryMisconfiguredError("a write was refused (the log says why)")
+    if result.get("pending") or result.get("retryable"):  # every user's would fail alike
+        raise MemoryUnavailableError("a write was not confirmed: Redis or the workers are away")
     if error.startswith(SERVICE_ERROR):  # the store failed, not the entry: the file fails
         raise MemoryServiceError(error.splitlines()[0])
     if error.startswith("Blocked"):
@@ -284,6 +313,7 @@ class Migration:
         self._runtime = runtime
         self._dry_run = dry_run
         self._skip_hindsight = skip_hindsight
+        self.report = MigrationReport(dry_run=dry_run)
 
     async def run(
         self,
@@ -291,17 +321,24 @@ class Migration:
         *,
         progress: Callable[[UserReport], object] | None = None,
     ) -> MigrationReport:
-        report = MigrationReport(dry_run=self._dry_run)
+        """Every user's files in turn; :attr:`report` holds what was done so far, also when
+        the run stops early (interrupted, or Redis or the workers away: those raise, since
+        every user would fail alike)."""
         for user_id, files in sources.items():
-            user = await self.user(user_id, files)
-            report.users.append(user)
+            user = UserReport(user_id)
+            self.report.users.append(user)  # listed, and filled as it goes
+            try:
+                await self._user(user, files)
+            except BaseException as exc:
+                interrupted = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                self.report.stopped = "interrupted" if interrupted else str(exc)
+                raise
             if progress is not None:
                 progress(user)
-        return report
+        return self.report
 
-    async def user(self, user_id: str, sources: list[Source]) -> UserReport:
-        """One user's files; what fails is recorded in the report, never raised."""
-        report = UserReport(user_id)
+    async def _user(self, report: UserReport, sources: list[Source]) -> None:
+        """One user's files; what fails the user is recorded in the report, not raised."""
         if not sources:
             report.error = "no memory.json of this user in the DeerFlow home"
         for source in sources:
@@ -310,10 +347,12 @@ class Migration:
             report.files.append(file)
             try:
                 await self._file(source, file)
+            except (MemoryUnavailableError, MemoryMisconfiguredError) as exc:
+                file.error = str(exc)
+                raise
             except (MemsvcError, OSError) as exc:
                 file.error = f"Hindsight: {exc}" if isinstance(exc, HindsightError) else str(exc)
                 log.warning("migration_file_failed", file=source.relative, error=file.error)
-        return report
 
     async def _file(self, source: Source, report: FileReport) -> None:
         if source.done:
@@ -321,46 +360,89 @@ class Migration:
             return
         validate_id("user_id", source.user_id)
         validate_id("agent_id", source.agent_id)
-        read = read_source(source)
+        try:
+            read = read_source(source)
+        except MigrationSourceError:
+            if _moved_by_another_run(source):
+                report.already_migrated = True
+                return
+            raise
         planned = plan(source, read)
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
+        progress = Progress.of(source)
         to_banks: list[Item] = []
         placed: list[Item] = []  # in their file now: their mirrors are this run's to send
-        for item in planned.items:
-            if not item.in_file:
-                to_banks.append(item)
-                continue
-            result = await self._writer.add(
-                source.user_id,
-                source.agent_id,
-                item.target,
-                item.text,
-                mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
-            )
-            verdict, detail = _verdict(result)
-            detail = "; ".join(part for part in (item.note, detail) if part)
-            destination = _file_name(item.target, source.agent_id)
-            report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
-            if verdict == OVER:  # no room in the file: the bank still gets it
-                to_banks.append(item)
-            elif verdict in (ADDED, PRESENT):
-                placed.append(item)
+        try:
+            for item in planned.items:
+                if not item.in_file:
+                    to_banks.append(item)
+                    continue
+                destination = _file_name(item.target, source.agent_id)
+                if (item.target, item.text) in progress.written:
+                    why = "by an earlier run of this file; not written again"
+                    report.outcomes.append(
+                        Outcome(item.origin, item.text, destination, EARLIER, why)
+                    )
+                    if not progress.mirrored:
+                        placed.append(item)
+                    continue
+                result = await self._writer.add(
+                    source.user_id,
+                    source.agent_id,
+                    item.target,
+                    item.text,
+                    mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
+                )
+                verdict, detail = _verdict(result)
+                detail = "; ".join(part for part in (item.note, detail) if part)
+                report.outcomes.append(
+                    Outcome(item.origin, item.text, destination, verdict, detail)
+                )
+                if verdict in (OVER, REFUSED):  # not in the file: the bank still gets it
+                    to_banks.append(item)
+                elif verdict in (ADDED, PRESENT):
+                    placed.append(item)
+                    progress.written.add((item.target, item.text))
+                    progress.mirrored = False
+        finally:
+            if placed and not self._dry_run:  # a file left in place keeps what was written
+                progress.save()
         for_hindsight = await self._banks(source, to_banks, report)
-        await self._mirror(source, placed, report)
+        if earlier := [o for o in report.outcomes if o.verdict == EARLIER]:
+            # an earlier run's entries not mirrored yet: only those the files still hold (an
+            # agent may have replaced or removed one, and its own write mirrored that)
+            held = await self._writer.entries(source.user_id, source.agent_id)
+            gone = {(o.destination, o.text) for o in earlier}
+            placed = [
+                item
+                for item in placed
+                if (_file_name(item.target, source.agent_id), item.text) not in gone
+                or item.text in held[item.target]
+            ]
+        if await self._mirror(source, placed, report) and not self._dry_run:
+            progress.mirrored = True
+            progress.save()
         if for_hindsight and not self._dry_run:  # the file stays for a run that sends it
             report.left_for_hindsight = True
         elif not self._dry_run:
-            report.backup = _back_up(source, read.raw)
+            try:
+                report.backup = _back_up(source, read.raw)
+            except FileNotFoundError:
+                if not _moved_by_another_run(source):
+                    raise
+                report.already_migrated = True
+            progress.drop()
         log.info("migration_file_done", file=source.relative, items=len(report.outcomes))
 
-    async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> None:
-        """Make sure each file entry of ``placed`` is in its bank (see the module docstring)."""
-        if self._dry_run or self._skip_hindsight or not placed:
-            return
+    async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> bool:
+        """Make sure each file entry of ``placed`` is in its bank (see the module docstring);
+        whether they are (or the user has no Hindsight to hold them)."""
+        if self._dry_run or self._skip_hindsight:
+            return False
         memory = await self._runtime.memory(source.user_id, source.agent_id)
         provider = memory.manager.external
-        if not isinstance(provider, HindsightProvider):
-            return
+        if not isinstance(provider, HindsightProvider) or not placed:
+            return True
         for target in TARGETS:
             entries = list(dict.fromkeys(item.text for item in placed if item.target == target))
             if not entries:
@@ -375,6 +457,7 @@ class Migration:
                     sent=len(sent),
                 )
             )
+        return True
 
     async def _banks(self, source: Source, items: list[Item], report: FileReport) -> bool:
         """Retain ``items`` in their banks; whether the user has Hindsight and this run left
@@ -394,7 +477,7 @@ class Migration:
             bank = provider.bank_for(target)
             clean = []
             for item in (item for item in items if item.target == target):
-                if problem := provider.refusal(item.text):
+                if problem := provider.refusal(item.text) or _field_refusal(provider, item):
                     report.outcomes.append(Outcome(item.origin, item.text, bank, BLOCKED, problem))
                 else:
                     clean.append(item)
@@ -411,6 +494,22 @@ class Migration:
                     verdict = HELD
                 report.outcomes.append(Outcome(item.origin, item.text, bank, verdict, item.note))
         return False
+
+
+def _field_refusal(provider: HindsightProvider, item: Item) -> str | None:
+    """Why the scanner keeps a field a document carries beside its text out of a bank (a
+    fact's id, category or thread, as the file had them), if it does."""
+    document = item.document
+    for name, value in (("context", document.context or ""), *(document.metadata or {}).items()):
+        if problem := provider.refusal(value):
+            return f"its {name}: {problem}"
+    return None
+
+
+def _moved_by_another_run(source: Source) -> bool:
+    """Whether the file went since this run found it, and a backup is there: a run beside
+    this one (on the same home) kept it as done."""
+    return not source.path.exists() and source.backup.exists()
 
 
 def _back_up(source: Source, read: bytes) -> str:

@@ -44,7 +44,8 @@ async def test_a_migration_through_a_worker_lands_in_files_and_banks_and_runs_ag
         o["text"] for o in report["users"][1]["files"][0]["outcomes"] if o["verdict"] == "retained"
     ]
     assert sorted(await hindsight.list_documents(user_bank, tags=[MIGRATION_TAG])) == sorted(
-        migration_document_id("zhang", "default", text) for text in history
+        migration_document_id("zhang", "", text)
+        for text in history  # every agent's bank
     )
 
     async def mirrored() -> bool:  # the worker mirrors each written entry, as every write
@@ -103,12 +104,12 @@ async def test_skip_hindsight_through_a_worker_sends_nothing_and_a_later_run_fil
     # its history summaries only a bank takes: the file waits for a run without the flag
     assert (home / "users/zhang/memory.json").exists()
     assert not (home / "users/zhang/memory.json.bak").exists()
-    # that run: the entries are there, their banks get them, and the file is done
+    # that run: the entries are not written again, their banks get them, the file is done
     code, out = await cli(pool, "migrate", "--from", str(home), "--all", "--json")
     assert code == 0, out
     again = json.loads(out[: out.rindex("}") + 1])["users"][0]["files"][0]
     in_files = {o["verdict"] for o in again["outcomes"] if o["destination"] != user_bank}
-    assert in_files == {"already there"}
+    assert in_files == {"written before"}
     mirrored = {m["bank"]: (m["entries"], m["sent"]) for m in again["mirrored"]}
     assert mirrored[user_bank] == (len(user_md), len(user_md))
     held = await hindsight.list_documents(user_bank, tags=[MIRROR_TAG, "target:user"])

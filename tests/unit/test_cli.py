@@ -607,6 +607,58 @@ def test_migrate_prints_the_report_and_exits_1_when_a_user_failed(
     assert code == 0 and "already migrated: only its .bak is left" in out
 
 
+@pytest.mark.parametrize("redis", ["unreachable", "refusing"])
+def test_migrate_stops_at_a_redis_that_is_away_or_refuses_and_prints_what_it_did(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    refusing_redis: int,
+    redis: str,
+) -> None:
+    """Every user's writes would fail alike: the first stops the run, with the exit code of
+    the other commands (3: the same run may work later; 2: the setting is wrong)."""
+    home = every_layout(tmp_path / "deer-flow")
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    if redis == "refusing":
+        url = f"redis://:wrong@127.0.0.1:{refusing_redis}/0"
+    monkeypatch.setenv("MEMSVC_REDIS_URL", url)
+    code, out, err = run(capsys, "migrate", "--from", str(home), "--all")
+    assert code == (3 if redis == "unreachable" else 2)
+    (line,) = [line for line in err.splitlines() if line.startswith("memsvc: ")]
+    assert line.startswith("memsvc: Redis refuses" if redis == "refusing" else "memsvc: a write")
+    assert "Traceback" not in err and "Continue with your reply" not in err + out
+    users = [name for name in out.splitlines()[:-2] if not name.startswith(" ")]
+    assert users == ["ada  FAILED"]  # the first user, and no other
+    assert out.splitlines()[-1].startswith("stopped before the other users: ")
+
+
+def test_an_interrupted_migration_prints_what_it_did_so_far(
+    capsys: pytest.CaptureFixture[str],
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file kept as done by a run cut short is not migrated again: its report is the only
+    one that ever says what became of its items."""
+    from memsvc.migration.runner import Migration
+
+    home = every_layout(tmp_path / "deer-flow")
+    real = Migration._file
+
+    async def second_user_interrupted(self: Migration, source: Any, report: Any) -> None:
+        if source.user_id != "ada":
+            raise KeyboardInterrupt
+        await real(self, source, report)
+
+    monkeypatch.setattr(Migration, "_file", second_user_interrupted)
+    code, out, err = run(capsys, "migrate", "--from", str(home), "--all")
+    assert code == 130 and "memsvc: interrupted" in err
+    lines = out.splitlines()
+    assert lines[0] == "ada" and "    kept as users/ada/memory.json.bak" in lines
+    assert lines[-1] == "stopped before the other users: interrupted"
+    assert not (home / "users/ada/memory.json").exists()
+
+
 def test_migrate_dry_run_names_each_user_and_writes_nothing(
     capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path
 ) -> None:

@@ -496,6 +496,25 @@ async def test_a_backlog_goes_out_in_batches_bounded_in_items_and_bytes(
     assert len(sizes) > 1 and all(size <= 4096 for size in sizes[:-1])
 
 
+async def test_documents_sent_at_once_go_in_requests_within_the_retain_bounds(
+    make: MakeProvider, fake: FakeHindsight
+) -> None:
+    """A migrated file's documents, or a file's mirrors, go out in bounded requests as turns
+    do: one request of them all is refused by a proxy's body limit every time."""
+    provider = make(flush_limits=FlushLimits(batch_items=3, batch_bytes=4096))
+    documents = [
+        RetainItem(content=f"fact {n} " + "x" * 1400, document_id=f"d{n}") for n in range(8)
+    ]
+    assert await provider.retain_once("memory", documents, tag="t") == {f"d{n}" for n in range(8)}
+    mirrors = await provider.mirror_entries("user", [f"entry {n}" for n in range(7)])
+    requests = [(bank, body["items"]) for route, bank, body in fake.requests if route == "retain"]
+    by_bank = {bank: [len(items) for b, items in requests if b == bank] for bank, _ in requests}
+    assert by_bank == {WORK_BANK: [2, 2, 2, 2], USER_BANK: [3, 3, 1]}  # bytes, and items
+    assert all(len(json.dumps(items)) <= 4096 for _, items in requests)
+    assert set(fake.documents(WORK_BANK)) == {f"d{n}" for n in range(8)}
+    assert set(fake.documents(USER_BANK)) == set(mirrors) and len(mirrors) == 7
+
+
 async def test_turns_are_confirmed_per_batch_so_only_the_failed_batch_is_sent_again(
     make: MakeProvider, fake: FakeHindsight, fake_redis: Redis
 ) -> None:
