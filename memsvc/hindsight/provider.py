@@ -323,7 +323,14 @@ class HindsightProvider(MemoryProvider):
         job = RestoreTurnsJob(
             user_id=self.user_id, agent_id=self.agent_id, thread_id=thread_id, turns=turns
         )
-        await self._dead_letters.park(job.name, job.queued(), refusal, tries=1)
+        # the log names the turns and the status, not the server's words (which may echo a
+        # turn's text): the parked record, which holds the turns, keeps them for an operator
+        statuses = "/".join(sorted(set(re.findall(r"HTTP (\d{3})", refusal)))) or "?"
+        numbers = ", ".join(sorted(turns, key=lambda n: int(n) if n.isdigit() else 0))
+        logged = f"Hindsight refused turns {numbers} (HTTP {statuses})"
+        await self._dead_letters.park(
+            job.name, job.queued(), refusal, tries=1, detail={"error": logged}
+        )
 
     async def restore_turns(self, thread_id: str, turns: dict[str, str]) -> int:
         """Turns set aside, re-driven by an operator: sent as they were, one at a time, not

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import json
 import time
 import uuid
@@ -36,6 +37,7 @@ from memsvc.errors import InvalidInputError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
 from memsvc.redisconn import connection_pool
+from memsvc.service.bus import parked_record
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
 from memsvc.tasks import TaskSet
@@ -43,6 +45,9 @@ from memsvc.tasks import TaskSet
 log = structlog.get_logger(__name__)
 
 _LOGGED_IDS = ("event_id", "user_id", "agent_id", "thread_id")
+# how long a re-drive holds a parked job it is queueing again: one that died meanwhile
+# leaves the record in the list, for the next re-drive after this long
+REDRIVE_CLAIM_SECONDS = 300
 
 JobFunction = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
@@ -144,11 +149,23 @@ class ArqJobs:
 class DeadLetters:
     """Jobs that gave up, with their payload and last error, until an operator re-drives them."""
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys, event_log: EventLog | None = None) -> None:
         self._redis = redis
         self._key = keys.dead_jobs
+        self._log = event_log
 
-    async def park(self, function: str, payload: dict[str, Any], error: str, tries: int) -> None:
+    async def park(
+        self,
+        function: str,
+        payload: dict[str, Any],
+        error: str,
+        tries: int,
+        *,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep the job for a re-drive, and log it ``dead`` (``detail`` added to the record):
+        a job given up on, and work a job sets aside as it goes (a turn Hindsight
+        refuses, parked under the job that puts it back), both show in the event log."""
         record = {
             "function": function,
             "payload": payload,
@@ -158,9 +175,14 @@ class DeadLetters:
         }
         await self._redis.rpush(self._key, json.dumps(record, ensure_ascii=False))  # type: ignore[misc]
         log.error("job_dead_lettered", function=function, tries=tries, error=error)
+        if self._log is not None:
+            await self._log.append(
+                _job_record(function, payload, "dead", {"error": error, **(detail or {})})
+            )
 
     async def records(self) -> list[dict[str, Any]]:
-        return [json.loads(raw) for raw in await self._redis.lrange(self._key, 0, -1)]  # type: ignore[misc]
+        """The parked jobs, oldest first (see :func:`~memsvc.service.bus.parked_record`)."""
+        return [parked_record(raw) for raw in await self._redis.lrange(self._key, 0, -1)]  # type: ignore[misc]
 
     async def redrive(
         self, queue: JobQueue, *, function: str | None = None, limit: int | None = None
@@ -168,27 +190,37 @@ class DeadLetters:
         """Queue parked jobs again (oldest first) with a fresh age and tries; returns them.
 
         A record leaves the list only after its job is queued, so a failure here
-        loses nothing (at worst a job runs twice, and jobs are idempotent). A record
-        that no longer fits its job's payload model stays in the list, logged.
+        loses nothing (at worst a job runs twice, and jobs are idempotent). Each is
+        claimed first (:data:`REDRIVE_CLAIM_SECONDS`), so two re-drives at once queue
+        it once between them. A record that no longer fits its job's payload model,
+        or is none memsvc parked, stays in the list, logged.
         """
         redriven: list[dict[str, Any]] = []
         for raw in await self._redis.lrange(self._key, 0, -1):  # type: ignore[misc]
             if limit is not None and len(redriven) >= limit:
                 break
-            record = json.loads(raw)
-            if function is not None and record["function"] != function:
-                continue
-            payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
-            model = JOBS.get(record["function"])
+            record = parked_record(raw)
             try:
+                if function is not None and record["function"] != function:
+                    continue
+                payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
+                model = JOBS.get(record["function"])
                 if model is None:
                     raise InvalidInputError(f"unknown job {record['function']!r}")
                 job = model.parse(payload)
-            except InvalidInputError as exc:
-                log.warning("job_not_redriven", function=record["function"], error=str(exc))
+            except (InvalidInputError, KeyError, AttributeError, TypeError) as exc:
+                log.warning("job_not_redriven", record=raw[:200], error=repr(exc))
                 continue
-            await queue.enqueue(job, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}")
-            await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
+            claim = f"{self._key}:redriving:{hashlib.sha256(raw).hexdigest()[:32]}"
+            if not await self._redis.set(claim, 1, nx=True, ex=REDRIVE_CLAIM_SECONDS):
+                continue  # another re-drive has it
+            try:
+                if await self._redis.lpos(self._key, raw) is None:  # type: ignore[misc]
+                    continue  # another re-drive queued it and took it off meanwhile
+                await queue.enqueue(job, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}")
+                await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
+            finally:
+                await self._redis.delete(claim)
             redriven.append(record)
         log.info("jobs_redriven", count=len(redriven), function=function)
         return redriven
@@ -204,23 +236,15 @@ def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = No
 
     name = name or function.__name__
 
+    def tried(ctx: dict[str, Any]) -> dict[str, Any]:
+        return {"job_id": ctx.get("job_id"), "job_try": ctx.get("job_try", 1)}
+
     async def record(
         ctx: dict[str, Any], payload: dict[str, Any], outcome: str, detail: dict[str, Any]
     ) -> None:
         event_log: EventLog | None = ctx.get("event_log")
-        if event_log is None:
-            return
-        await event_log.append(
-            LogRecord(
-                outcome=outcome,
-                type=f"job:{name}",
-                event_id=str(payload.get("event_id", "")),
-                user_id=str(payload.get("user_id", "")),
-                agent_id=str(payload.get("agent_id", "")),
-                thread_id=str(payload.get("thread_id", "")),
-                detail={"job_id": ctx.get("job_id"), "job_try": ctx.get("job_try", 1), **detail},
-            )
-        )
+        if event_log is not None:
+            await event_log.append(_job_record(name, payload, outcome, {**tried(ctx), **detail}))
 
     async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
         job_try = int(ctx.get("job_try", 1))
@@ -252,14 +276,28 @@ def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = No
                 )
                 await record(ctx, payload, "error", {"error": error, "retry_in": delay})
                 raise Retry(defer=delay) from exc
-            await ctx["dead_letters"].park(name, payload, error, job_try)
-            await record(ctx, payload, "dead", {"error": error})
+            await ctx["dead_letters"].park(name, payload, error, job_try, detail=tried(ctx))
             return
         await record(ctx, payload, "ok", {"ms": round((time.perf_counter() - started) * 1000, 3)})
 
     run.__name__ = name
     run.__qualname__ = function.__qualname__
     return run
+
+
+def _job_record(
+    name: str, payload: dict[str, Any], outcome: str, detail: dict[str, Any]
+) -> LogRecord:
+    """A try of job ``name`` (or its parking), as the event log keeps it."""
+    return LogRecord(
+        outcome=outcome,
+        type=f"job:{name}",
+        event_id=str(payload.get("event_id", "")),
+        user_id=str(payload.get("user_id", "")),
+        agent_id=str(payload.get("agent_id", "")),
+        thread_id=str(payload.get("thread_id", "")),
+        detail=detail,
+    )
 
 
 _INLINE_SEEN = 10_000  # job ids an embedded process remembers for de-duplication

@@ -12,12 +12,14 @@ memory (or read-only) refuses all of it.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
@@ -27,6 +29,8 @@ from memsvc.keys import Keys
 from memsvc.redisbatch import CommandBatcher
 from memsvc.redisconn import lasting_refusal, text
 from memsvc.service.eventlog import EventLog, LogRecord
+
+log = structlog.get_logger(__name__)
 
 INBOX_TTL_SECONDS = 60
 EVENT_FIELD = "e"
@@ -63,6 +67,17 @@ return 1
 """
 # a worker silent this long is forgotten by the others' beats
 FORGET_SILENT_MS = 24 * 3600 * 1000
+
+
+# Takes one parked record (ARGV[1]) off the dead list and publishes its event (ARGV[3] under
+# field ARGV[2]) in one step: nothing is lost between the two, and of two re-drives at once
+# only the one that took the record publishes it. Returns the new stream id, or nil.
+_REDRIVE_SCRIPT = """
+if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
+  return false
+end
+return redis.call('XADD', KEYS[2], '*', ARGV[2], ARGV[3])
+"""
 
 
 # Logs a finished event, parks it if it is dead, acknowledges and deletes it, and
@@ -124,6 +139,7 @@ class EventBus:
         self._refresh = redis.register_script(_REFRESH_SCRIPT)
         self._finish = redis.register_script(_FINISH_SCRIPT)
         self._beat = redis.register_script(_BEAT_SCRIPT)
+        self._redrive = redis.register_script(_REDRIVE_SCRIPT)
 
     async def publish(self, event: Any, *, order: str | None = None) -> str:
         """Append one event; returns its stream id. One round trip.
@@ -306,29 +322,37 @@ class EventBus:
         )
 
     async def dead_events(self) -> list[dict[str, Any]]:
-        return [json.loads(raw) for raw in await self._redis.lrange(self._keys.dead_events, 0, -1)]  # type: ignore[misc]
+        """The parked records, oldest first (see :func:`parked_record`)."""
+        raws = await self._redis.lrange(self._keys.dead_events, 0, -1)  # type: ignore[misc]
+        return [parked_record(raw) for raw in raws]
 
     async def redrive_dead(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """Publish the events parked now again, oldest first, each once, exactly as they
-        came; each leaves the list once it is back.
+        came; each leaves the list as it is published, in one step.
 
         An event whose cause is gone (a file fixed, a provider back) is then processed
         as if new; one still broken is parked again, behind the others, and waits for
-        the next re-drive. A crash between the two steps publishes one twice, which an
-        event id makes harmless: a write is applied once per event id.
+        the next re-drive. Two re-drives at once publish each event once between them
+        (the one that takes it off the list publishes it); a record that is not one
+        parked here (hand-made, foreign) is left in the list and logged.
         """
-        parked = int(await self._redis.llen(self._keys.dead_events))  # type: ignore[misc]
+        parked = await self._redis.lrange(  # type: ignore[misc]
+            self._keys.dead_events, 0, -1 if limit is None else limit - 1
+        )
         redriven: list[dict[str, Any]] = []
-        while len(redriven) < (parked if limit is None else min(limit, parked)):
-            item = await self._redis.lindex(self._keys.dead_events, 0)  # type: ignore[misc]
-            if item is None:
-                break
-            record = json.loads(item)
-            stream_id = await self.publish_raw(_raw_bytes(record))
-            await self._redis.lrem(self._keys.dead_events, 1, item)  # type: ignore[misc]
-            redriven.append(
-                {"stream_id": stream_id, "was": record["stream_id"], "error": record["error"]}
+        for item in parked:
+            try:
+                record = json.loads(item)
+                raw = _raw_bytes(record)
+                was, error = record["stream_id"], record["error"]
+            except (ValueError, TypeError, KeyError, binascii.Error) as exc:
+                log.warning("dead_event_not_redriven", record=item[:200], error=repr(exc))
+                continue
+            stream_id = await self._redrive(
+                keys=[self._keys.dead_events, self._keys.events], args=[item, EVENT_FIELD, raw]
             )
+            if stream_id is not None:  # None: another re-drive took it meanwhile
+                redriven.append({"stream_id": text(stream_id), "was": was, "error": error})
         return redriven
 
     async def backlog(self) -> dict[str, dict[str, int]]:
@@ -415,6 +439,18 @@ def _raw_field(raw: bytes) -> dict[str, str]:
         return {"raw": raw.decode("utf-8")}
     except UnicodeDecodeError:
         return {"raw_base64": base64.b64encode(raw).decode("ascii")}
+
+
+def parked_record(raw: bytes) -> dict[str, Any]:
+    """A dead list's record (events' or jobs'); one that is no record memsvc parked
+    (hand-made, foreign) as ``{"unreadable": its text}``."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        record = None
+    if isinstance(record, dict):
+        return record
+    return {"unreadable": raw.decode("utf-8", "replace")}
 
 
 def _raw_bytes(record: dict[str, Any]) -> bytes:

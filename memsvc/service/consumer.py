@@ -29,6 +29,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from memsvc import telemetry
+from memsvc.builtin.replies import PARKED
 from memsvc.errors import MemoryMisconfiguredError, is_retryable
 from memsvc.events import (
     EntryEditEvent,
@@ -40,6 +41,7 @@ from memsvc.events import (
     SyncTurnEvent,
     decode,
 )
+from memsvc.paths import Target
 from memsvc.redisconn import Failures, Outage, cancel_and_wait, refused_user
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
@@ -427,10 +429,17 @@ class Consumer:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
             return "error"  # left pending: claimed and retried after claim_idle
         reply_to = self._inbox(event.reply_to)
-        reply = {"id": event.id, "ok": False, "error": error} if reply_to else None
+        told = error
         if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
-            parked = Receipt({"success": False, "error": error, "parked": True}, "memory", [])
+            told = PARKED  # a re-drive may still apply it: never "nothing was saved, retry"
+            target = (
+                event.payload.target
+                if isinstance(event, EntryEditEvent)
+                else _target_of(event.payload.args)
+            )
+            parked = Receipt({"success": False, "error": told, "parked": True}, target, [])
             await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
+        reply = {"id": event.id, "ok": False, "error": told} if reply_to else None
         if not await self._finish(
             delivery,
             self._record(event, "dead", {**base, "error": error}),
@@ -454,7 +463,7 @@ class Consumer:
             thread_id=invalid.field("thread_id") or "",
             detail={
                 "error": invalid.reason,
-                "raw": delivery.raw[:4096].decode("utf-8", "replace"),
+                "raw": self._raw_logged(delivery.raw),
                 "worker": self.name,
             },
         )
@@ -468,6 +477,16 @@ class Consumer:
         )
         # its type names nothing known
         telemetry.current().event_done("?", "invalid" if finished else "taken_over", 0.0)
+
+    def _raw_logged(self, raw: bytes) -> str | dict[str, Any]:
+        """What the log keeps of an event it cannot read: its text (the first 4 KiB) only when
+        ``log_turn_text`` asks for turn text, since a turn a client shaped otherwise (another
+        version) is still the conversation; else its length and digest. The dead-event list
+        keeps the bytes, for a re-drive."""
+        text = raw.decode("utf-8", "replace")
+        if self._rt.settings.log_turn_text:
+            return text[:4096]
+        return text_summary(text, self._digest_key)
 
     def _inbox(self, reply_to: str | None) -> str | None:
         """Replies go to client inboxes only, never to a key an event happens to name."""
@@ -499,3 +518,9 @@ class Consumer:
 def _expired(event: Event) -> bool:
     """A request only its caller wanted, whose caller stopped waiting (its deadline passed)."""
     return event.type in ANSWER_ONLY and event.deadline is not None and event.deadline < time.time()
+
+
+def _target_of(args: Any) -> Target:
+    """The file a ``memory`` call's arguments name (the tool's default when none or another)."""
+    named = args.get("target") if isinstance(args, dict) else None
+    return "user" if named == "user" else "memory"

@@ -107,7 +107,7 @@ class Runtime:
             retention_seconds=settings.log_retention_seconds,
         )
         self.bus = EventBus(redis, self.keys, self.log, commands=self.commands)
-        self.dead_letters = DeadLetters(redis, self.keys)
+        self.dead_letters = DeadLetters(redis, self.keys, self.log)
         self.jobs = jobs
         self.key_locks: KeyedLocks = (
             self.locks

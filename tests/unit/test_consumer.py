@@ -16,6 +16,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import OutOfMemoryError
 
+from memsvc.builtin.replies import PARKED
 from memsvc.client import MemoryClient
 from memsvc.errors import LockTimeoutError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
@@ -102,6 +103,25 @@ async def test_the_log_keeps_a_turns_length_and_digest_not_its_text(service: Ser
     logged = json.dumps(entry.event)
     assert hashlib.sha256(said.encode()).hexdigest()[:32] not in logged
     assert '"1234"' not in logged and entry.detail["turn_index"] == 1
+
+
+async def test_a_turn_no_worker_can_read_stays_out_of_the_log_and_in_the_dead_list(
+    service: Service,
+) -> None:
+    """A turn a client shaped otherwise (another version, a field this worker does not
+    know) is still the conversation: the log keeps its length and digest, the dead list
+    the bytes, for a re-drive once workers read it."""
+    turn = {"user_content": "my PIN is 4921", "assistant_content": "noted", "extra": 1}
+    event = {"id": "c" * 32, "type": "sync_turn", "user_id": "u1", "agent_id": "a1"}
+    event |= {"thread_id": "t1", "ts": 1.0, "schema_version": 1, "payload": turn}
+    raw = json.dumps(event).encode()
+    await service.runtime.bus.publish_raw(raw)
+    await until(lambda: _parked(service, 1))
+    (entry,) = await service.log()
+    assert entry.outcome == "invalid" and "4921" not in json.dumps(entry.detail)
+    assert entry.detail["raw"] == await keyed(service, raw.decode())
+    (dead,) = await service.runtime.bus.dead_events()
+    assert dead["raw"] == raw.decode()
 
 
 async def test_every_worker_keys_the_log_alike_and_an_emptied_redis_gets_a_new_key(
@@ -388,6 +408,39 @@ async def test_a_retry_publishes_each_parked_event_once_though_it_is_parked_agai
     assert len(await service.runtime.bus.redrive_dead(limit=2)) == 2
 
 
+async def test_two_retries_at_once_publish_each_parked_event_once_between_them(
+    service: Service,
+) -> None:
+    """Two operators (or a cron job and an operator) re-driving at once."""
+    for n in range(3):
+        await service.runtime.bus.publish_raw(b'{"broken %d' % n)
+    await until(lambda: _parked(service, 3))
+    parked = [record["stream_id"] for record in await service.runtime.bus.dead_events()]
+    other = EventBus(service.redis, service.runtime.keys, service.runtime.bus.log)
+    first, second = await asyncio.gather(service.runtime.bus.redrive_dead(), other.redrive_dead())
+    assert sorted(record["was"] for record in first + second) == sorted(parked)
+
+    async def parked_twice() -> bool:
+        return sum(e.outcome == "invalid" for e in await service.log()) == 6
+
+    await until(parked_twice)
+    assert len(await service.runtime.bus.dead_events()) == 3
+
+
+async def test_a_record_in_the_dead_list_that_is_none_of_ours_is_shown_and_left_there(
+    service: Service,
+) -> None:
+    await service.runtime.bus.publish_raw(b'{"broken')
+    await until(lambda: _parked(service, 1))
+    await service.redis.lpush(service.runtime.keys.dead_events, "not json", '"a string"')
+    listed = await service.runtime.bus.dead_events()
+    assert listed[:2] == [{"unreadable": '"a string"'}, {"unreadable": "not json"}]
+    (redriven,) = await service.runtime.bus.redrive_dead()  # the one parked here goes on
+    assert redriven["was"] == listed[2]["stream_id"]
+    remaining = await service.redis.lrange(service.runtime.keys.dead_events, 0, 1)
+    assert remaining == [b'"a string"', b"not json"]
+
+
 async def test_an_event_that_is_not_utf8_is_parked_and_retried_byte_for_byte(
     service: Service,
 ) -> None:
@@ -540,7 +593,8 @@ async def test_an_event_that_keeps_failing_is_parked_and_answered(
     object.__setattr__(service.settings, "max_deliveries", 2)
     service.consumers[0][0]._max_deliveries = 2
     result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
-    assert result["success"] is False and "disk on fire" in result["error"]
+    # the caller hears it may yet be applied (an operator re-drives it), the operator why
+    assert result["success"] is False and PARKED in result["error"]
     dead = await service.runtime.bus.dead_events()
     assert dead[0]["error"] == "OSError: disk on fire" and dead[0]["deliveries"] == 2
 
@@ -986,9 +1040,11 @@ async def test_a_write_busy_on_every_delivery_is_parked_and_says_so(
 
     await until(outcome)
     parked = await service.client.write_outcome("u1", result["event_id"])
-    assert parked is not None and parked["parked"] is True and "busy" in parked["error"]
+    # it may yet be applied: the caller is told so, never to send it again
+    assert parked is not None and parked["parked"] is True and parked["error"] == PARKED
+    assert "Nothing was saved" not in parked["error"] and "Do not send it again" in PARKED
     (dead,) = await service.runtime.bus.dead_events()
-    assert dead["event_id"] == result["event_id"]
+    assert dead["event_id"] == result["event_id"] and "busy" in dead["error"]  # the operator's
     # re-driven as it was parked, it is applied: a parked receipt is no applied write
     await service.runtime.bus.publish_raw(dead["raw"].encode())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -42,7 +43,7 @@ def context(fake_redis: Redis, job_try: int = 1) -> dict[str, Any]:
     keys = Keys("t")
     return {
         "job_try": job_try,
-        "dead_letters": DeadLetters(fake_redis, keys),
+        "dead_letters": DeadLetters(fake_redis, keys, EventLog(fake_redis, keys)),
         "event_log": EventLog(fake_redis, keys),
         "job_id": "j1",
     }
@@ -70,6 +71,11 @@ async def test_a_job_out_of_tries_is_parked_with_its_payload_and_error(fake_redi
     assert [(e.outcome, e.type, e.user_id, e.event_id) for e in entries] == [
         ("dead", "job:failing", "u1", "e1")
     ]
+    assert entries[0].detail == {
+        "error": "ConnectionError: hindsight down",
+        "job_id": "j1",
+        "job_try": 3,
+    }
 
 
 async def test_a_request_the_server_refused_is_parked_at_once(fake_redis: Redis) -> None:
@@ -167,3 +173,31 @@ async def test_redrive_queues_each_record_as_its_typed_job_and_keeps_what_no_lon
     assert job_id.startswith(Keys("t").dead_jobs)
     left = [r["function"] for r in await letters.records()]
     assert left == ["flush_turns", "no_such_job"]
+
+
+async def test_two_redrives_at_once_queue_each_parked_job_once_and_pass_over_foreign_records(
+    fake_redis: Redis,
+) -> None:
+    letters = DeadLetters(fake_redis, Keys("t"))
+    for thread in ("t1", "t2", "t3"):
+        flush = {"user_id": "u1", "agent_id": "a1", "thread_id": thread, "enqueued_at": 1.0}
+        await letters.park("flush_turns", flush, "ConnectionError: down", 3)
+    foreign = [b"not json", json.dumps({"function": "flush_turns", "payload": None}).encode()]
+    await fake_redis.rpush(Keys("t").dead_jobs, *foreign)
+    queued: list[str] = []
+
+    class Slow:  # each enqueue takes a turn of the loop: the two re-drives interleave
+        async def enqueue(self, job: Job, *, job_id: str) -> None:
+            await asyncio.sleep(0)
+            queued.append(job.model_dump()["thread_id"])
+
+    first, second = await asyncio.gather(
+        letters.redrive(Slow()), DeadLetters(fake_redis, Keys("t")).redrive(Slow())
+    )
+    assert sorted(queued) == ["t1", "t2", "t3"]
+    assert len(first) + len(second) == 3
+    assert await letters.records() == [
+        {"unreadable": "not json"},
+        {"function": "flush_turns", "payload": None},
+    ]
+    assert await fake_redis.keys("t:jobs:dead:redriving:*") == []

@@ -32,6 +32,7 @@ from memsvc.jobs.payloads import Job, RestoreTurnsJob
 from memsvc.jobs.queue import DeadLetters, JobTry, current_job
 from memsvc.keys import Keys
 from memsvc.security.scanner import Scanner
+from memsvc.service.eventlog import EventLog
 from memsvc.service.manager import MemoryManager
 from memsvc.service.sessions import TurnFailures
 from memsvc.store.edits import Op
@@ -589,7 +590,8 @@ async def test_a_turn_hindsight_refuses_is_set_aside_and_the_later_turns_go_on(
 ) -> None:
     """A body limit in front of Hindsight refuses one long turn: it is parked where an
     operator re-drives it, and the thread's other turns, before and after, are retained."""
-    dead = DeadLetters(fake_redis, Keys("t"))
+    event_log = EventLog(fake_redis, Keys("t"))
+    dead = DeadLetters(fake_redis, Keys("t"), event_log)
     provider = make(retain_every_n_turns=3, dead_letters=dead)
     fake.max_retain_bytes, fake.oversize_status = 4_000, status
     outside = current_job.set(JobTry("job-1", last=False))
@@ -603,6 +605,16 @@ async def test_a_turn_hindsight_refuses_is_set_aside_and_the_later_turns_go_on(
     (record,) = await dead.records()
     assert record["function"] == "restore_turns" and str(status) in record["error"]
     assert list(record["payload"]["turns"]) == ["2"]
+    # the log says so, though the job that set it aside went on and ended well
+    (logged,) = [entry async for entry in event_log.entries()]
+    assert (logged.outcome, logged.type, logged.user_id, logged.thread_id) == (
+        "dead",
+        "job:restore_turns",
+        "u1",
+        "t1",
+    )
+    assert logged.detail["error"] == f"Hindsight refused turns 2 (HTTP {status})"
+    assert "x" * 100 not in json.dumps(logged.detail)  # not the server's echo of the turn
 
     # the thread goes on, and numbers its turns afresh: a new turn 2 before the re-drive
     await provider.sync_turn("a newer turn two", "a", thread_id="t1", turn_index=2)
