@@ -87,13 +87,15 @@ def busy(view: FileView) -> dict[str, Any]:
     )
 
 
-# A write its worker gave up on is set aside, and an operator may re-drive it: it may still
-# be applied, so the caller must not send it again (the copy and the re-driven original
-# would both be applied, the second perhaps after a later edit of the same entry).
-PARKED = (
-    "Memory could not save this write after repeated tries and set it aside for an "
-    "operator, who may still apply it. Do not send it again; continue with your reply."
-)
+def parked(cause: str) -> str:
+    """What the caller of a write its worker gave up on is told. The write is set aside and
+    an operator may re-drive it: it may still be applied, so the caller must not send it
+    again (the copy and the re-driven original would both be applied, the second perhaps
+    after a later edit of the same entry)."""
+    return (
+        f"Memory could not save this write ({cause}) and set it aside for an operator, who "
+        "may still apply it. Do not send it again; continue with your reply."
+    )
 
 
 def unavailable() -> dict[str, Any]:

@@ -14,8 +14,10 @@ A file is the seed's §13.1 schema: three ``user`` summaries, three ``history``
 summaries and a list of ``facts`` (``id``, ``content``, ``category``,
 ``confidence``, ``createdAt``, ``source``). It is read whole, up to
 ``MAX_SOURCE_BYTES``, and parsed leniently: ``null`` where the schema has text,
-a summary or a list is empty, a fact that does not fit is named (not fatal),
-fields the schema does not know are named, and only a file that is not a JSON
+a summary or a list is empty, a fact that does not fit is named (not fatal), a
+fact's id, category, confidence, time or thread that does not fit is left out and
+named (the fact is kept), fields the schema does not know are named (in a
+section or a fact too), and only a file that is not a JSON
 object of that shape is refused (:class:`MigrationSourceError`).
 """
 
@@ -89,13 +91,23 @@ class History(_Lenient):
     longTermBackground: Section = Summary()
 
 
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # JSON's true is no confidence, though Python counts it 1
+        raise ValueError("a confidence is a number, not true or false")
+    return value
+
+
 class Fact(_Lenient):
     id: Str = ""
     content: str
     category: Annotated[str, _null_is(lambda: "context")] = "context"  # DeerFlow's default
-    confidence: float | None = None
+    confidence: Annotated[float | None, BeforeValidator(_not_a_bool)] = None
     createdAt: Str = ""
     source: Str = ""  # the thread the fact was extracted from
+
+
+# a fact's fields besides its content: one that does not fit is left out, not the fact
+_FACT_EXTRAS = frozenset(Fact.model_fields) - {"content"}
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,8 @@ class MemoryFile:
     bad_facts: list[tuple[int, str]] = field(default_factory=list)  # index, why
     unknown_fields: list[str] = field(default_factory=list)
     raw: bytes = b""  # the file as it was read
+    # a fact's field that does not fit (a time that is a number): left out, the fact kept
+    bad_fields: list[tuple[str, str]] = field(default_factory=list)  # where, why
 
 
 class _File(_Lenient):
@@ -196,18 +210,35 @@ def read_source(source: Source) -> MemoryFile:
         raise MigrationSourceError(
             f"{source.relative} is not a DeerFlow memory.json: {describe(exc)}"
         ) from None
-    facts, bad = [], []
+    facts, bad, left_out = [], [], []
     for index, raw_fact in enumerate(parsed.facts):
         try:
             facts.append((index, Fact.model_validate(raw_fact)))
+            continue
         except ValidationError as exc:
-            bad.append((index, describe(exc)))
+            failed = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+            why = describe(exc)
+        if not isinstance(raw_fact, dict) or not failed or not failed <= _FACT_EXTRAS:
+            bad.append((index, why))
+            continue
+        kept = {key: value for key, value in raw_fact.items() if key not in failed}
+        facts.append((index, Fact.model_validate(kept)))
+        left_out += [(f"facts[{index}].{name}", why) for name in sorted(failed)]
     unknown = [
         *parsed.unknown(""),
-        *parsed.user.unknown("user."),
-        *parsed.history.unknown("history."),
+        *(
+            name
+            for part, section in (("user", parsed.user), ("history", parsed.history))
+            for name in section.unknown(f"{part}.")
+            + [
+                unknown
+                for field in type(section).model_fields
+                for unknown in getattr(section, field).unknown(f"{part}.{field}.")
+            ]
+        ),
+        *(name for index, fact in facts for name in fact.unknown(f"facts[{index}].")),
     ]
-    return MemoryFile(parsed.user, parsed.history, facts, bad, unknown, raw)
+    return MemoryFile(parsed.user, parsed.history, facts, bad, unknown, raw, left_out)
 
 
 def _keys_once(where: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:

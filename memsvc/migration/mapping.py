@@ -79,6 +79,7 @@ def plan(source: Source, memory: MemoryFile) -> Plan:
     items: list[Item] = []
     skipped = [(f"facts[{index}]", f"not a fact: {why}") for index, why in memory.bad_facts]
     skipped += [(name, "a field §13.1 does not know") for name in memory.unknown_fields]
+    skipped += [(name, f"left out, the fact kept: {why}") for name, why in memory.bad_fields]
 
     def summary(section: str, name: str, label: str, value: Summary, *, in_file: bool) -> None:
         text = normalise_newlines(value.summary).strip()
@@ -114,9 +115,10 @@ def plan(source: Source, memory: MemoryFile) -> Plan:
 
 def _fact(source: Source, origin: str, text: str, fact: Fact) -> Item:
     category = fact.category.strip()
-    target: Target = "user" if category in USER_CATEGORIES else "memory"
+    named = category.lower()  # "Preference" is DeerFlow's preference too
+    target: Target = "user" if named in USER_CATEGORIES else "memory"
     note = ""
-    known = category in USER_CATEGORIES | MEMORY_CATEGORIES
+    known = named in USER_CATEGORIES | MEMORY_CATEGORIES
     if not known:
         note = f"unknown category {category[:MAX_FIELD_CHARS]!r}: kept in MEMORY.md"
     metadata = {"origin": origin, "category": category}
@@ -134,7 +136,7 @@ def _fact(source: Source, origin: str, text: str, fact: Fact) -> Item:
         target=target,
         in_file=True,
         # what Hindsight's extraction reads beside the text: no words of the file's own
-        context=f"a DeerFlow fact ({category if known else 'other'}{confidence})",
+        context=f"a DeerFlow fact ({named if known else 'other'}{confidence})",
         at=fact.createdAt,
         metadata={key: value[:MAX_FIELD_CHARS] for key, value in metadata.items()},
         note=note,

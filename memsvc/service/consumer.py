@@ -29,7 +29,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from memsvc import telemetry
-from memsvc.builtin.replies import PARKED
+from memsvc.builtin import replies
 from memsvc.errors import MemoryMisconfiguredError, is_retryable
 from memsvc.events import (
     EntryEditEvent,
@@ -431,7 +431,7 @@ class Consumer:
         reply_to = self._inbox(event.reply_to)
         told = error
         if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
-            told = PARKED  # a re-drive may still apply it: never "nothing was saved, retry"
+            told = replies.parked(error)  # a re-drive may still apply it: never "retry"
             target = (
                 event.payload.target
                 if isinstance(event, EntryEditEvent)

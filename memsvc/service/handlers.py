@@ -357,7 +357,8 @@ class EventHandlers:
         ``mirror=False``: the external provider does not hear of it (the record says so).
         """
         if outcome.result.get("retryable"):
-            raise WriteDeferred(outcome.result.get("error", "not applied"))
+            # its cause, without the advice to the model (a parked write must not be resent)
+            raise WriteDeferred(str(outcome.result.get("error", "not applied")).split(". ")[0])
 
         follows = mirror and bool(outcome.changes) and manager.external is not None
 

@@ -591,6 +591,11 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
     data = memory_json(facts=[fact("f1", "Uses Emacs", "knowledge", 0.7)])
     data["facts"] += [{"id": "f2", "category": "knowledge"}, "a bare string", {"content": "  "}]
     data["profile"] = {"avatar": "x.png"}
+    data["facts"][0]["tags"] = ["editor"]  # fields a fact or a section does not know either
+    data["facts"].append(fact("f5", "Prefers dark themes", "Preference", 0.6))  # any case
+    odd = {**fact("f6", "Writes Rust at work", "knowledge", 0.5), "createdAt": 12345}
+    data["facts"] += [odd | {"confidence": True}]  # a time, a confidence that are none
+    data["user"]["workContext"]["extra"] = 1
     write(home / "users/ada/memory.json", data)
     report = await migrate(service, home)
     assert not report.failed
@@ -601,7 +606,17 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
     assert any(origin == "facts[2]" for origin, _ in skipped)
     assert ("facts[3]", "empty content") in skipped
     assert ("profile", "a field §13.1 does not know") in skipped
-    assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Emacs"]
+    assert ("facts[0].tags", "a field §13.1 does not know") in skipped
+    assert ("user.workContext.extra", "a field §13.1 does not know") in skipped
+    assert entries(service, "users/ada/agents/default/MEMORY.md") == [
+        "Uses Emacs",
+        "Writes Rust at work",  # its fields that were no time and no confidence left out
+    ]
+    assert {origin for origin, why in skipped if why.startswith("left out, the fact kept")} == {
+        "facts[5].confidence",
+        "facts[5].createdAt",
+    }
+    assert entries(service, "users/ada/USER.md") == ["Prefers dark themes"]
     # the text report says where each skipped item came from, as the JSON's origin does
     lines = report.lines()
     assert f"    {SKIPPED:<16} {'-':<28} facts[1]  (not a fact: content: Field required)" in lines
