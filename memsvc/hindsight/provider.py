@@ -37,6 +37,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -458,7 +459,8 @@ class HindsightProvider(MemoryProvider):
         """``items`` in requests within the retain bounds (``hindsight_retain_batch_*``), as
         turns are flushed: one request of a whole big file is refused by a proxy's body
         limit every time it is sent."""
-        for batch in batches(items, self._limits, lambda item: len(item.model_dump_json())):
+        size = lambda item: len(item.model_dump_json().encode("utf-8"))  # noqa: E731 - bytes, as sent
+        for batch in batches(items, self._limits, size):
             await self._client.retain(bank, batch, run_async=run_async)
 
     # -- tools ---------------------------------------------------------------------------
@@ -515,17 +517,30 @@ class HindsightProvider(MemoryProvider):
         """Why the scanner keeps ``text`` out of a bank (recalls reach a prompt), if it does."""
         return self._scanner.check(text)
 
-    async def retain_once(self, target: Target, items: list[RetainItem], *, tag: str) -> set[str]:
+    async def retain_once(
+        self,
+        target: Target,
+        items: list[RetainItem],
+        *,
+        tag: str,
+        formerly: Mapping[str, str] | None = None,
+    ) -> set[str]:
         """Retain the items ``target``'s bank does not hold yet; returns the ids it sent.
 
         The bank is asked which documents carrying ``tag`` it holds, and an item whose
-        ``document_id`` is among them is not sent again: ids derived from the content
-        make a repeated call send nothing. With ``retain_async`` this waits until
-        Hindsight has processed what it sent.
+        ``document_id`` is among them, or the id ``formerly`` gives it (what an earlier
+        release named it), is not sent again: ids derived from the content make a
+        repeated call send nothing. With ``retain_async`` this waits until Hindsight
+        has processed what it sent.
         """
         bank = self.bank_for(target)
         held = set(await self._client.list_documents(bank, tags=[tag]))
-        new = [item for item in items if item.document_id not in held]
+        formerly = formerly or {}
+        new = [
+            item
+            for item in items
+            if item.document_id not in held and formerly.get(item.document_id or "") not in held
+        ]
         if new:
             await self._ensure_bank(bank)
             await self._retain_bounded(bank, new, run_async=self.config.retain_async)

@@ -416,10 +416,12 @@ def _key(ids: _Ids, human: HumanMessage | None) -> TurnKey:
 def _turn_id(ids: _Ids, human: HumanMessage) -> str | None:
     """The turn's event id, the same every time its human message is run on its thread: a
     turn whose answer was lost (the service may have taken it) is sent again by a retried
-    run under that id, and recorded once. ``None`` (a new id) for a message with no id."""
+    run under that id, and recorded once. The message's text is in it: a message edited
+    under its id (a checkpoint forked, the message replaced) is a turn of its own.
+    ``None`` (a new id) for a message with no id."""
     if human.id is None:
         return None
-    named = "\0".join((ids.user_id, ids.agent_id, ids.thread_id, human.id))
+    named = "\0".join((ids.user_id, ids.agent_id, ids.thread_id, human.id, human.text))
     return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

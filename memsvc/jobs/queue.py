@@ -174,7 +174,8 @@ class DeadLetters:
             "parked_at": time.time(),
         }
         await self._redis.rpush(self._key, json.dumps(record, ensure_ascii=False))  # type: ignore[misc]
-        log.error("job_dead_lettered", function=function, tries=tries, error=error)
+        said = (detail or {}).get("error", error)  # a shorter form, if the caller gave one
+        log.error("job_dead_lettered", function=function, tries=tries, error=said)
         if self._log is not None:
             await self._log.append(
                 _job_record(function, payload, "dead", {"error": error, **(detail or {})})
@@ -209,7 +210,9 @@ class DeadLetters:
                     raise InvalidInputError(f"unknown job {record['function']!r}")
                 job = model.parse(payload)
             except (InvalidInputError, KeyError, AttributeError, TypeError) as exc:
-                log.warning("job_not_redriven", record=raw[:200], error=repr(exc))
+                # not the record itself: its payload holds what the jobs carry (turn text)
+                named = record.get("function") if "unreadable" not in record else None
+                log.warning("job_not_redriven", function=named, error=type(exc).__name__)
                 continue
             claim = f"{self._key}:redriving:{hashlib.sha256(raw).hexdigest()[:32]}"
             if not await self._redis.set(claim, 1, nx=True, ex=REDRIVE_CLAIM_SECONDS):

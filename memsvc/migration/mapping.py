@@ -64,6 +64,8 @@ class Item:
     in_file: bool
     document: RetainItem  # what the bank gets when the item goes there itself
     note: str = ""
+    # the id a release that named user-bank documents by agent too gave the document
+    former_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,10 @@ def _item(
         tags=[MIGRATION_TAG, f"agent:{source.agent_id}"],
         metadata={"source": "deerflow", "file": source.relative, **metadata},
     )
-    return Item(origin, text, target, in_file, document, note)
+    former = None
+    if target == "user":  # so that a file an earlier release left in place is not sent twice
+        former = migration_document_id(source.user_id, source.agent_id, text)
+    return Item(origin, text, target, in_file, document, note, former)
 
 
 def _timestamp(value: str) -> str | None:

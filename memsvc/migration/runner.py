@@ -324,6 +324,7 @@ class Migration:
         """Every user's files in turn; :attr:`report` holds what was done so far, also when
         the run stops early (interrupted, or Redis or the workers away: those raise, since
         every user would fail alike)."""
+        self.report = MigrationReport(dry_run=self._dry_run)
         for user_id, files in sources.items():
             user = UserReport(user_id)
             self.report.users.append(user)  # listed, and filled as it goes
@@ -372,51 +373,45 @@ class Migration:
         progress = Progress.of(source)
         to_banks: list[Item] = []
         placed: list[Item] = []  # in their file now: their mirrors are this run's to send
-        try:
-            for item in planned.items:
-                if not item.in_file:
-                    to_banks.append(item)
-                    continue
-                destination = _file_name(item.target, source.agent_id)
-                if (item.target, item.text) in progress.written:
-                    why = "by an earlier run of this file; not written again"
-                    report.outcomes.append(
-                        Outcome(item.origin, item.text, destination, EARLIER, why)
-                    )
-                    if not progress.mirrored:
-                        placed.append(item)
-                    continue
-                result = await self._writer.add(
-                    source.user_id,
-                    source.agent_id,
-                    item.target,
-                    item.text,
-                    mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
-                )
-                verdict, detail = _verdict(result)
-                detail = "; ".join(part for part in (item.note, detail) if part)
-                report.outcomes.append(
-                    Outcome(item.origin, item.text, destination, verdict, detail)
-                )
-                if verdict in (OVER, REFUSED):  # not in the file: the bank still gets it
-                    to_banks.append(item)
-                elif verdict in (ADDED, PRESENT):
+        for item in planned.items:
+            if not item.in_file:
+                to_banks.append(item)
+                continue
+            destination = _file_name(item.target, source.agent_id)
+            if (item.target, item.text) in progress.written:
+                why = "by an earlier run of this file; not written again"
+                report.outcomes.append(Outcome(item.origin, item.text, destination, EARLIER, why))
+                if not progress.mirrored:
                     placed.append(item)
+                continue
+            result = await self._writer.add(
+                source.user_id,
+                source.agent_id,
+                item.target,
+                item.text,
+                mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
+            )
+            verdict, detail = _verdict(result)
+            detail = "; ".join(part for part in (item.note, detail) if part)
+            report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
+            if verdict in (OVER, REFUSED):  # not in the file: the bank still gets it
+                to_banks.append(item)
+            elif verdict in (ADDED, PRESENT):
+                placed.append(item)
+                if not self._dry_run:  # kept as it goes: a run killed now leaves it said
                     progress.written.add((item.target, item.text))
                     progress.mirrored = False
-        finally:
-            if placed and not self._dry_run:  # a file left in place keeps what was written
-                progress.save()
+                    progress.save()
         for_hindsight = await self._banks(source, to_banks, report)
-        if earlier := [o for o in report.outcomes if o.verdict == EARLIER]:
+        earlier = {(o.destination, o.text) for o in report.outcomes if o.verdict == EARLIER}
+        if earlier and not progress.mirrored and not self._dry_run:
             # an earlier run's entries not mirrored yet: only those the files still hold (an
             # agent may have replaced or removed one, and its own write mirrored that)
             held = await self._writer.entries(source.user_id, source.agent_id)
-            gone = {(o.destination, o.text) for o in earlier}
             placed = [
                 item
                 for item in placed
-                if (_file_name(item.target, source.agent_id), item.text) not in gone
+                if (_file_name(item.target, source.agent_id), item.text) not in earlier
                 or item.text in held[item.target]
             ]
         if await self._mirror(source, placed, report) and not self._dry_run:
@@ -436,13 +431,13 @@ class Migration:
 
     async def _mirror(self, source: Source, placed: list[Item], report: FileReport) -> bool:
         """Make sure each file entry of ``placed`` is in its bank (see the module docstring);
-        whether they are (or the user has no Hindsight to hold them)."""
+        whether they are (not for a user without Hindsight: enabled later, it gets them)."""
         if self._dry_run or self._skip_hindsight:
             return False
         memory = await self._runtime.memory(source.user_id, source.agent_id)
         provider = memory.manager.external
-        if not isinstance(provider, HindsightProvider) or not placed:
-            return True
+        if not isinstance(provider, HindsightProvider):
+            return False
         for target in TARGETS:
             entries = list(dict.fromkeys(item.text for item in placed if item.target == target))
             if not entries:
@@ -485,8 +480,13 @@ class Migration:
                 continue
             sent: set[str] = set()
             if not self._dry_run:
+                formerly = {
+                    item.document.document_id or "": item.former_id
+                    for item in clean
+                    if item.former_id is not None
+                }
                 sent = await provider.retain_once(
-                    target, [item.document for item in clean], tag=MIGRATION_TAG
+                    target, [item.document for item in clean], tag=MIGRATION_TAG, formerly=formerly
                 )
             for item in clean:
                 verdict = TO_RETAIN if self._dry_run else RETAINED

@@ -336,17 +336,17 @@ class EventBus:
         (the one that takes it off the list publishes it); a record that is not one
         parked here (hand-made, foreign) is left in the list and logged.
         """
-        parked = await self._redis.lrange(  # type: ignore[misc]
-            self._keys.dead_events, 0, -1 if limit is None else limit - 1
-        )
+        parked = await self._redis.lrange(self._keys.dead_events, 0, -1)  # type: ignore[misc]
         redriven: list[dict[str, Any]] = []
         for item in parked:
+            if limit is not None and len(redriven) >= limit:
+                break
             try:
                 record = json.loads(item)
                 raw = _raw_bytes(record)
                 was, error = record["stream_id"], record["error"]
             except (ValueError, TypeError, KeyError, binascii.Error) as exc:
-                log.warning("dead_event_not_redriven", record=item[:200], error=repr(exc))
+                log.warning("dead_event_not_redriven", bytes=len(item), error=type(exc).__name__)
                 continue
             stream_id = await self._redrive(
                 keys=[self._keys.dead_events, self._keys.events], args=[item, EVENT_FIELD, raw]

@@ -288,6 +288,27 @@ async def test_a_retried_run_records_no_second_turn(service: Service) -> None:
     ]
 
 
+async def test_a_message_edited_under_its_id_is_a_turn_of_its_own(
+    service: Service, fake: FakeHindsight
+) -> None:
+    """LangGraph edits a message by forking the checkpoint before it and replacing the
+    message under its id: the edited turn is recorded and retained, not taken for a copy."""
+    agent, _ = build(service)
+    await turn(agent, "hello", message_id="m-1")
+    await recorded_turns(service, 1)
+    history = [state async for state in agent.aget_state_history(cfg("t1"))]
+    asked = next(s for s in reversed(history) if len(s.values.get("messages", ())) == 1)
+    forked = await agent.aupdate_state(asked.config, {"messages": [HumanMessage("bye", id="m-1")]})
+    await agent.ainvoke(None, config=forked, context=ALICE)
+    assert await recorded_turns(service, 2) == [
+        ("hello", "You said: hello"),
+        ("bye", "You said: bye"),
+    ]
+    work = "deerflow-work-alice-coder"
+    await until(lambda: _documents(fake, work, 2))
+    assert sorted(turns(fake.documents(work))) == ["t1:1", "t1:2"]
+
+
 async def test_two_users_at_once_on_one_middleware_see_only_their_own_memory(
     service: Service,
 ) -> None:

@@ -14,7 +14,7 @@ from redis.exceptions import NoPermissionError
 
 from memsvc.errors import MemoryMisconfiguredError, MemoryUnavailableError
 from memsvc.hindsight.banks import MIGRATION_TAG, migration_document_id, mirror_document_id
-from memsvc.hindsight.client import HindsightClient
+from memsvc.hindsight.client import HindsightClient, RetainItem
 from memsvc.hindsight.fake import FakeHindsight
 from memsvc.migration.deerflow import find_sources
 from memsvc.migration.runner import (
@@ -337,6 +337,36 @@ async def test_a_later_run_of_a_file_left_in_place_brings_back_no_entry_changed_
     assert not source.exists() and not source.with_name("memory.json.progress").exists()
 
 
+async def test_a_run_cut_short_mid_file_leaves_what_it_wrote_said_for_the_next(
+    service: Service, home: Path
+) -> None:
+    """Stopped (SIGTERM, Ctrl-C) between two writes of a file: the next run does not write
+    the first again, which an agent may have removed meanwhile."""
+    source = home / "users/zhang/memory.json"
+    facts = [
+        fact("f1", "Prefers tea", "preference", 0.9),
+        fact("f2", "Has a cat", "preference", 0.8),
+    ]
+    write(source, memory_json(facts=facts))
+    real = ToolWriter(service.client)
+
+    class CutShort:
+        async def add(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            if args[3] == "Has a cat":
+                raise asyncio.CancelledError
+            return await real.add(*args, **kwargs)
+
+    migration = Migration(CutShort(), service.runtime)  # type: ignore[arg-type]
+    with pytest.raises(asyncio.CancelledError):
+        await migration.run(find_sources(home))
+    assert migration.report.stopped == "interrupted" and migration.report.failed
+    remove = {"action": "remove", "target": "user", "old_text": "Prefers tea"}
+    await service.client.call_tool("zhang", "default", "t", "memory", remove)
+    again = await migrate(service, home)
+    assert [verdict for _, _, verdict in verdicts(again)] == [EARLIER, ADDED]
+    assert entries(service, "users/zhang/USER.md") == ["Has a cat"]
+
+
 async def test_an_entry_the_tool_refuses_is_banked_not_dropped(
     service: Service, home: Path, fake: FakeHindsight
 ) -> None:
@@ -380,6 +410,21 @@ async def test_one_text_in_several_agents_files_is_one_document_of_the_user_bank
         HELD,
         HELD,
     ]
+
+
+async def test_a_user_bank_document_an_earlier_release_named_by_agent_is_not_sent_again(
+    service: Service, home: Path, fake: FakeHindsight, hindsight_client: HindsightClient
+) -> None:
+    """A file an earlier release left in place, whose history it had retained: the user
+    bank holds it under the id that release gave it (agent included)."""
+    summary = "[Recent months] Spent spring moving house."
+    former = migration_document_id("al", "default", summary)
+    document = RetainItem(content=summary, document_id=former, tags=[MIGRATION_TAG])
+    await hindsight_client.retain("deerflow-user-al", [document])
+    write(home / "users/al/memory.json", memory_json(recent="Spent spring moving house."))
+    report = await migrate(service, home)
+    assert [o.verdict for o in report.users[0].files[0].outcomes] == [HELD]
+    assert list(fake.documents("deerflow-user-al")) == [former]
 
 
 async def test_a_fact_with_windows_line_breaks_gets_the_mirror_a_worker_gives_its_entry(

