@@ -515,11 +515,11 @@ async def _dlq(settings: ServiceSettings, ns: argparse.Namespace) -> int:
             _emit(await parked.records())
             return EXIT_OK
         queue = ArqJobs(pool, keys.job_queue, expires_seconds=settings.job_max_age_seconds * 2)
-        redriven = await parked.redrive(queue, function=ns.function, limit=ns.limit)
-        _emit({"requeued": len(redriven), "jobs": redriven})
+        redrive = await parked.redrive(queue, function=ns.function, limit=ns.limit)
+        _emit({"requeued": len(redrive.sent), "jobs": redrive.sent, "left": redrive.left})
+        return EXIT_TOOL_FAILED if redrive.left else EXIT_OK
     finally:
         await pool.aclose()
-    return EXIT_OK
 
 
 async def _dead_events(settings: ServiceSettings, ns: argparse.Namespace) -> int:
@@ -530,8 +530,9 @@ async def _dead_events(settings: ServiceSettings, ns: argparse.Namespace) -> int
         if ns.dead_command == "list":
             _emit(await bus.dead_events())
         else:
-            redriven = await bus.redrive_dead(limit=ns.limit)
-            _emit({"republished": len(redriven), "events": redriven})
+            redrive = await bus.redrive_dead(limit=ns.limit)
+            _emit({"republished": len(redrive.sent), "events": redrive.sent, "left": redrive.left})
+            return EXIT_TOOL_FAILED if redrive.left else EXIT_OK
     finally:
         await redis.aclose()
     return EXIT_OK

@@ -37,7 +37,7 @@ from memsvc.errors import InvalidInputError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
 from memsvc.redisconn import connection_pool
-from memsvc.service.bus import parked_record
+from memsvc.service.bus import Redrive, parked_record
 from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.settings import ServiceSettings, default
 from memsvc.tasks import TaskSet
@@ -187,46 +187,57 @@ class DeadLetters:
 
     async def redrive(
         self, queue: JobQueue, *, function: str | None = None, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Queue parked jobs again (oldest first) with a fresh age and tries; returns them.
+    ) -> Redrive:
+        """Queue parked jobs again (oldest first) with a fresh age and tries.
 
         A record leaves the list only after its job is queued, so a failure here
         loses nothing (at worst a job runs twice, and jobs are idempotent). Each is
         claimed first (:data:`REDRIVE_CLAIM_SECONDS`), so two re-drives at once queue
         it once between them. A record that no longer fits its job's payload model,
-        or is none memsvc parked, stays in the list, logged.
+        or is none memsvc parked, stays in the list, logged and listed as left.
         """
-        redriven: list[dict[str, Any]] = []
-        for raw in await self._redis.lrange(self._key, 0, -1):  # type: ignore[misc]
-            if limit is not None and len(redriven) >= limit:
+        sent: list[dict[str, Any]] = []
+        left: list[dict[str, Any]] = []
+        for position, raw in enumerate(await self._redis.lrange(self._key, 0, -1)):  # type: ignore[misc]
+            if limit is not None and len(sent) >= limit:
                 break
             record = parked_record(raw)
-            try:
-                if function is not None and record["function"] != function:
-                    continue
-                payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
-                model = JOBS.get(record["function"])
-                if model is None:
-                    raise InvalidInputError(f"unknown job {record['function']!r}")
-                job = model.parse(payload)
-            except (InvalidInputError, KeyError, AttributeError, TypeError) as exc:
-                # not the record itself: its payload holds what the jobs carry (turn text)
-                named = record.get("function") if "unreadable" not in record else None
-                log.warning("job_not_redriven", function=named, error=type(exc).__name__)
+            named = record.get("function") if isinstance(record.get("function"), str) else None
+            if function is not None and named != function:
                 continue
-            claim = f"{self._key}:redriving:{hashlib.sha256(raw).hexdigest()[:32]}"
-            if not await self._redis.set(claim, 1, nx=True, ex=REDRIVE_CLAIM_SECONDS):
-                continue  # another re-drive has it
-            try:
-                if await self._redis.lpos(self._key, raw) is None:  # type: ignore[misc]
-                    continue  # another re-drive queued it and took it off meanwhile
-                await queue.enqueue(job, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}")
-                await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc]
-            finally:
-                await self._redis.delete(claim)
-            redriven.append(record)
-        log.info("jobs_redriven", count=len(redriven), function=function)
-        return redriven
+            if named is None:
+                why = "not a job memsvc parked"
+            elif named not in JOBS:
+                why = f"no job of this release is called {named!r}"
+            else:
+                try:
+                    payload = {k: v for k, v in record["payload"].items() if k != "enqueued_at"}
+                    job = JOBS[named].parse(payload)
+                except (InvalidInputError, KeyError, AttributeError, TypeError) as exc:
+                    # not the error's text: the payload holds what the jobs carry (turn text)
+                    why = f"its payload no longer fits the job ({type(exc).__name__})"
+                else:
+                    if await self._requeue(queue, job, raw):
+                        sent.append(record)
+                    continue
+            log.warning("job_not_redriven", function=named, why=why)
+            left.append({"position": position, "function": named, "why": why})
+        log.info("jobs_redriven", count=len(sent), left=len(left), function=function)
+        return Redrive(sent, left)
+
+    async def _requeue(self, queue: JobQueue, job: Job, raw: bytes) -> bool:
+        """Queue ``raw``'s job and take it off the list, unless another re-drive has it."""
+        claim = f"{self._key}:redriving:{hashlib.sha256(raw).hexdigest()[:32]}"
+        if not await self._redis.set(claim, 1, nx=True, ex=REDRIVE_CLAIM_SECONDS):
+            return False
+        try:
+            if await self._redis.lpos(self._key, raw) is None:  # type: ignore[misc,arg-type]
+                return False  # another re-drive queued it and took it off meanwhile
+            await queue.enqueue(job, job_id=f"{self._key}:redrive:{uuid.uuid4().hex}")
+            await self._redis.lrem(self._key, 1, raw)  # type: ignore[misc,arg-type]
+        finally:
+            await self._redis.delete(claim)
+        return True
 
 
 def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = None) -> JobFunction:

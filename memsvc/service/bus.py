@@ -326,7 +326,7 @@ class EventBus:
         raws = await self._redis.lrange(self._keys.dead_events, 0, -1)  # type: ignore[misc]
         return [parked_record(raw) for raw in raws]
 
-    async def redrive_dead(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+    async def redrive_dead(self, *, limit: int | None = None) -> Redrive:
         """Publish the events parked now again, oldest first, each once, exactly as they
         came; each leaves the list as it is published, in one step.
 
@@ -334,12 +334,13 @@ class EventBus:
         as if new; one still broken is parked again, behind the others, and waits for
         the next re-drive. Two re-drives at once publish each event once between them
         (the one that takes it off the list publishes it); a record that is not one
-        parked here (hand-made, foreign) is left in the list and logged.
+        parked here (hand-made, foreign) is left in the list, logged and listed as left.
         """
         parked = await self._redis.lrange(self._keys.dead_events, 0, -1)  # type: ignore[misc]
-        redriven: list[dict[str, Any]] = []
-        for item in parked:
-            if limit is not None and len(redriven) >= limit:
+        sent: list[dict[str, Any]] = []
+        left: list[dict[str, Any]] = []
+        for position, item in enumerate(parked):
+            if limit is not None and len(sent) >= limit:
                 break
             try:
                 record = json.loads(item)
@@ -347,13 +348,14 @@ class EventBus:
                 was, error = record["stream_id"], record["error"]
             except (ValueError, TypeError, KeyError, binascii.Error) as exc:
                 log.warning("dead_event_not_redriven", bytes=len(item), error=type(exc).__name__)
+                left.append({"position": position, "why": "not an event memsvc parked"})
                 continue
             stream_id = await self._redrive(
                 keys=[self._keys.dead_events, self._keys.events], args=[item, EVENT_FIELD, raw]
             )
             if stream_id is not None:  # None: another re-drive took it meanwhile
-                redriven.append({"stream_id": text(stream_id), "was": was, "error": error})
-        return redriven
+                sent.append({"stream_id": text(stream_id), "was": was, "error": error})
+        return Redrive(sent, left)
 
     async def backlog(self) -> dict[str, dict[str, int]]:
         """Work waiting (events not yet done, background jobs queued) and work given up on."""
@@ -439,6 +441,15 @@ def _raw_field(raw: bytes) -> dict[str, str]:
         return {"raw": raw.decode("utf-8")}
     except UnicodeDecodeError:
         return {"raw_base64": base64.b64encode(raw).decode("ascii")}
+
+
+@dataclass(frozen=True)
+class Redrive:
+    """What a re-drive of a dead list did: the records sent again, and those it looked at
+    and left in the list, each with why (an operator must see them, not a bare zero)."""
+
+    sent: list[dict[str, Any]]
+    left: list[dict[str, Any]]
 
 
 def parked_record(raw: bytes) -> dict[str, Any]:

@@ -257,6 +257,19 @@ async def test_a_malformed_event_is_recorded_and_the_worker_stays_up(workers: Wo
         return [json.loads(r)["error"][:14] for r in raw] == [*errors[1:], errors[0]]
 
     await until(parked_again)
+    # a record memsvc did not park is left where it is, and the retry says so (exit 1)
+    await workers.redis.lpush(workers.keys.dead_events, b"not json")
+    retried = await asyncio.to_thread(workers.run_cli, "dead-events", "retry", "--limit", "1")
+    assert retried.returncode == 1, retried.stderr
+    assert json.loads(retried.stdout)["left"] == [
+        {"position": 0, "why": "not an event memsvc parked"}
+    ]
+
+    async def parked_once_more() -> bool:
+        raw = await workers.redis.lrange(workers.keys.dead_events, 0, -1)
+        return raw[0] == b"not json" and [json.loads(r)["error"][:14] for r in raw[1:]] == errors
+
+    await until(parked_once_more)
 
 
 async def test_the_log_can_be_tailed_and_replayed_from_the_command_line(

@@ -396,7 +396,7 @@ async def test_a_retry_publishes_each_parked_event_once_though_it_is_parked_agai
         await service.runtime.bus.publish_raw(b'{"broken %d' % n)
     await until(lambda: _parked(service, 3))
     redriven = await service.runtime.bus.redrive_dead()
-    assert len(redriven) == 3
+    assert len(redriven.sent) == 3 and redriven.left == []
 
     async def parked_twice() -> bool:
         return sum(e.outcome == "invalid" for e in await service.log()) == 6
@@ -404,7 +404,7 @@ async def test_a_retry_publishes_each_parked_event_once_though_it_is_parked_agai
     await until(parked_twice)
     dead = await service.runtime.bus.dead_events()
     assert [record["raw"] for record in dead] == [f'{{"broken {n}' for n in range(3)]
-    assert len(await service.runtime.bus.redrive_dead(limit=2)) == 2
+    assert len((await service.runtime.bus.redrive_dead(limit=2)).sent) == 2
 
 
 async def test_two_retries_at_once_publish_each_parked_event_once_between_them(
@@ -417,7 +417,8 @@ async def test_two_retries_at_once_publish_each_parked_event_once_between_them(
     parked = [record["stream_id"] for record in await service.runtime.bus.dead_events()]
     other = EventBus(service.redis, service.runtime.keys, service.runtime.bus.log)
     first, second = await asyncio.gather(service.runtime.bus.redrive_dead(), other.redrive_dead())
-    assert sorted(record["was"] for record in first + second) == sorted(parked)
+    assert sorted(record["was"] for record in first.sent + second.sent) == sorted(parked)
+    assert first.left == second.left == []  # what the other took is not left
 
     async def parked_twice() -> bool:
         return sum(e.outcome == "invalid" for e in await service.log()) == 6
@@ -434,8 +435,13 @@ async def test_a_record_in_the_dead_list_that_is_none_of_ours_is_shown_and_left_
     await service.redis.lpush(service.runtime.keys.dead_events, "not json", '"a string"')
     listed = await service.runtime.bus.dead_events()
     assert listed[:2] == [{"unreadable": '"a string"'}, {"unreadable": "not json"}]
-    (redriven,) = await service.runtime.bus.redrive_dead()  # the one parked here goes on
+    redrive = await service.runtime.bus.redrive_dead()  # the one parked here goes on
+    (redriven,) = redrive.sent
     assert redriven["was"] == listed[2]["stream_id"]
+    assert redrive.left == [  # and the operator is told what stays, and why
+        {"position": 0, "why": "not an event memsvc parked"},
+        {"position": 1, "why": "not an event memsvc parked"},
+    ]
     remaining = await service.redis.lrange(service.runtime.keys.dead_events, 0, 1)
     assert remaining == [b'"a string"', b"not json"]
 

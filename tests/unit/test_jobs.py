@@ -167,7 +167,21 @@ async def test_redrive_queues_each_record_as_its_typed_job_and_keeps_what_no_lon
             queued.append((job, job_id))
 
     redriven = await letters.redrive(Recording())
-    assert [r["payload"] for r in redriven] == [flush]
+    assert [r["payload"] for r in redriven.sent] == [flush]
+    assert redriven.left == [  # the operator is told what stays, and why
+        {
+            "position": 1,
+            "function": "flush_turns",
+            "why": "its payload no longer fits the job (InvalidInputError)",
+        },
+        {
+            "position": 2,
+            "function": "no_such_job",
+            "why": "no job of this release is called 'no_such_job'",
+        },
+    ]
+    only_flushes = await letters.redrive(Recording(), function="no_such_job")
+    assert only_flushes.sent == [] and [r["position"] for r in only_flushes.left] == [1]
     ((job, job_id),) = queued
     assert job == FlushJob(user_id="u1", agent_id="a1", thread_id="t1")
     assert job_id.startswith(Keys("t").dead_jobs)
@@ -195,7 +209,12 @@ async def test_two_redrives_at_once_queue_each_parked_job_once_and_pass_over_for
         letters.redrive(Slow()), DeadLetters(fake_redis, Keys("t")).redrive(Slow())
     )
     assert sorted(queued) == ["t1", "t2", "t3"]
-    assert len(first) + len(second) == 3
+    assert len(first.sent) + len(second.sent) == 3
+    assert (
+        [r["why"] for r in first.left]
+        == [r["why"] for r in second.left]
+        == ["not a job memsvc parked", "its payload no longer fits the job (AttributeError)"]
+    )
     assert await letters.records() == [
         {"unreadable": "not json"},
         {"function": "flush_turns", "payload": None},
