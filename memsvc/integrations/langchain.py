@@ -239,7 +239,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 ids.thread_id,
                 user_content=_plain(scrub(human.text, tag), MAX_TURN_CHARS),
                 assistant_content=_plain(scrub(answer, tag), MAX_TURN_CHARS),
-                event_id=_turn_id(ids, human),
+                event_id=_turn_id(ids, human, answer),
             )
         except WritePendingError as exc:  # queued, recorded once: a retried run sends none
             log.warning("memory_turn_pending", **asdict(ids), event_id=exc.event_id)
@@ -413,15 +413,16 @@ def _key(ids: _Ids, human: HumanMessage | None) -> TurnKey:
     return (ids.user_id, ids.agent_id, ids.thread_id, message_id)
 
 
-def _turn_id(ids: _Ids, human: HumanMessage) -> str | None:
-    """The turn's event id, the same every time its human message is run on its thread: a
-    turn whose answer was lost (the service may have taken it) is sent again by a retried
-    run under that id, and recorded once. The message's text is in it: a message edited
-    under its id (a checkpoint forked, the message replaced) is a turn of its own.
-    ``None`` (a new id) for a message with no id."""
+def _turn_id(ids: _Ids, human: HumanMessage, answer: str) -> str | None:
+    """The turn's event id, the same every time its exchange is run on its thread: a turn
+    whose answer was lost (the service may have taken it) is sent again by a retried run
+    under that id, and recorded once. Both texts are in it: a message edited under its id
+    (a checkpoint forked, the message replaced) and an answer regenerated for it are
+    exchanges of their own, recorded as new turns. ``None`` (a new id) for a message with
+    no id."""
     if human.id is None:
         return None
-    named = "\0".join((ids.user_id, ids.agent_id, ids.thread_id, human.id, human.text))
+    named = "\0".join((ids.user_id, ids.agent_id, ids.thread_id, human.id, human.text, answer))
     return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

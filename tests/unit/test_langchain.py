@@ -309,6 +309,25 @@ async def test_a_message_edited_under_its_id_is_a_turn_of_its_own(
     assert sorted(turns(fake.documents(work))) == ["t1:1", "t1:2"]
 
 
+async def test_an_answer_regenerated_for_a_message_is_a_turn_of_its_own(
+    service: Service, fake: FakeHindsight
+) -> None:
+    """Regenerating forks the checkpoint before the answer and runs the model again on the
+    same message: the new answer is what the user kept, so it is recorded and retained,
+    not taken for a copy of the answer they turned down."""
+    answers = iter(range(1, 10))
+    agent, _ = build(service, ScriptedModel(rule=lambda _: AIMessage(f"Answer #{next(answers)}")))
+    await turn(agent, "hello", message_id="m-1")
+    await recorded_turns(service, 1)
+    history = [state async for state in agent.aget_state_history(cfg("t1"))]
+    asked = next(s for s in reversed(history) if len(s.values.get("messages", ())) == 1)
+    await agent.ainvoke(None, config=asked.config, context=ALICE)
+    assert await recorded_turns(service, 2) == [("hello", "Answer #1"), ("hello", "Answer #2")]
+    work = "deerflow-work-alice-coder"
+    await until(lambda: _documents(fake, work, 2))
+    assert sorted(turns(fake.documents(work))) == ["t1:1", "t1:2"]
+
+
 async def test_two_users_at_once_on_one_middleware_see_only_their_own_memory(
     service: Service,
 ) -> None:
