@@ -3,7 +3,8 @@
 Ids become folder names under the data dir and parts of Redis keys, so they are
 checked here, once, before anything else sees them. The rule is a whitelist:
 letters and digits of any script plus ``. _ - @ +``, starting with a letter or
-digit, at most 128 characters, and already in NFKC form (so no full-width
+digit, at most 128 characters and 255 bytes in UTF-8 (a file name's limit on
+common file systems: user and agent ids are folder names), and already in NFKC form (so no full-width
 solidus or other compatibility character can fold into a path separator later).
 Names Windows reserves for devices (``CON``, ``NUL``, ``COM1`` ..., with or
 without an extension) and names ending in a dot (Windows drops it) are refused
@@ -21,6 +22,7 @@ from typing import Literal
 from memsvc.errors import InvalidInputError
 
 MAX_ID_LENGTH = 128
+MAX_ID_BYTES = 255  # NAME_MAX of ext4, XFS, btrfs, APFS: 85 CJK or 63 four-byte characters
 DEFAULT_THREAD = "default"  # the session of calls that name no thread
 DEFAULT_AGENT = "default"  # the agent of a person's calls that name none (the gateway)
 _EXTRA_CHARS = frozenset("._-@+")
@@ -56,6 +58,8 @@ def _reason(value: str) -> str | None:
         return "must not be empty"
     if len(value) > MAX_ID_LENGTH:
         return f"longer than {MAX_ID_LENGTH} characters"
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        return f"longer than {MAX_ID_BYTES} bytes in UTF-8 (a folder name's limit)"
     for ch in value:
         if ch == "\x00":
             return "contains a NUL character"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.ids import MAX_ID_LENGTH, InvalidIdError, validate_id, validate_optional_id
+from memsvc.ids import MAX_ID_BYTES, MAX_ID_LENGTH, InvalidIdError, validate_id, validate_optional_id
 
 GOOD = [
     "alice",
@@ -14,6 +14,8 @@ GOOD = [
     "张三",
     "thread-9f8e7d",
     "x" * 128,
+    "用" * 85,  # 255 bytes
+    "𠀀" * 63 + "ab",  # 254 bytes
     "console",
     "com10",
     "nul-pointer",
@@ -21,6 +23,8 @@ GOOD = [
 BAD = {
     "empty": "",
     "too_long": "x" * (MAX_ID_LENGTH + 1),
+    "too_many_bytes": "用" * (MAX_ID_BYTES // 3 + 1),  # 86 characters, 258 bytes
+    "too_many_bytes_astral": "𠀀" * 64,  # a folder name of 256 bytes
     "dotdot": "..",
     "dotdot_inside": "a..b",
     "parent_path": "../etc",
