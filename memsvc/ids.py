@@ -4,8 +4,9 @@ Ids become folder names under the data dir and parts of Redis keys, so they are
 checked here, once, before anything else sees them. The rule is a whitelist:
 letters and digits of any script plus ``. _ - @ +``, starting with a letter or
 digit, at most 128 characters and 255 bytes in UTF-8 (a file name's limit on
-common file systems: user and agent ids are folder names), and already in NFKC form (so no full-width
-solidus or other compatibility character can fold into a path separator later).
+common file systems: user and agent ids are folder names), and already in NFKC
+form (so no full-width solidus or other compatibility character can fold into a
+path separator later).
 Names Windows reserves for devices (``CON``, ``NUL``, ``COM1`` ..., with or
 without an extension) and names ending in a dot (Windows drops it) are refused
 too, so a data dir on an SMB share or a Windows host stays safe.

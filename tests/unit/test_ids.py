@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memsvc.ids import MAX_ID_BYTES, MAX_ID_LENGTH, InvalidIdError, validate_id, validate_optional_id
+from memsvc.ids import (
+    MAX_ID_BYTES,
+    MAX_ID_LENGTH,
+    InvalidIdError,
+    validate_id,
+    validate_optional_id,
+)
 
 GOOD = [
     "alice",
