@@ -348,6 +348,9 @@ def _expand_env(data: Any, path: str = "") -> Any:
     return data
 
 
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
 def load_yaml_layer(path: Path) -> dict[str, Any]:
     """The ``memory:`` section of a ``config.yaml`` (or the whole file when it has none)."""
     try:
@@ -355,7 +358,9 @@ def load_yaml_layer(path: Path) -> dict[str, Any]:
     except yaml.MarkedYAMLError as exc:  # by position only: the line may hold a secret
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: cannot be read as YAML{where}: {exc.problem}") from None
+        # PyYAML's words quote the token they stopped at (an alias, an escape): left out
+        problem = _QUOTED.sub("'…'", exc.problem or "")
+        raise ConfigError(f"{path}: cannot be read as YAML{where}: {problem}") from None
     except yaml.YAMLError:
         raise ConfigError(f"{path}: cannot be read as YAML") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,6 +13,7 @@ from typing import Any, Self
 
 from pydantic import Field, PositiveFloat, PositiveInt, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from redis.connection import parse_url
 
 from memsvc.validation import http_url
 
@@ -137,6 +138,16 @@ class ServiceSettings(BaseSettings):
     def heartbeat_seconds(self) -> float:
         """How often a worker refreshes the events it holds: several beats per ``claim_idle``."""
         return self.claim_idle_seconds / 4
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value:
+            try:  # what redis-py would refuse at the first connection (a port out of range)
+                parse_url(value)
+            except ValueError as exc:  # its words name the part, never the URL's secrets
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("hindsight_url")
     @classmethod

@@ -238,6 +238,22 @@ def test_broken_yaml_is_a_config_error(tmp_path: Path) -> None:
         load_yaml_layer(file)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "memory:\n  hindsight:\n    api_key: *Sup3rS3cretKey\n",  # an alias never anchored
+        'memory:\n  hindsight:\n    api_key: "Sup3r\\qS3cretKey"\n',  # an unknown escape
+    ],
+)
+def test_broken_yaml_is_told_by_its_place_never_its_words(tmp_path: Path, text: str) -> None:
+    """A secret's line may be the one that is broken: PyYAML quotes what it stopped at."""
+    file = tmp_path / "config.yaml"
+    file.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"at line 3, column \d+") as info:
+        load_yaml_layer(file)
+    assert "Sup3r" not in str(info.value) and "'q'" not in str(info.value)
+
+
 async def test_broken_override_json_is_a_config_error(layout: DataLayout) -> None:
     path = layout.user_config("u1")
     path.parent.mkdir(parents=True)

@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from memsvc.settings import INVARIANTS, ServiceSettings
+from memsvc.validation import describe
 
 
 def test_the_defaults_hold_every_invariant() -> None:
@@ -40,3 +41,21 @@ def test_the_environment_is_checked_too(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("MEMSVC_LOCK_WAIT_SECONDS", "2")
     with pytest.raises(ValidationError, match="lock_lease_seconds"):
         ServiceSettings()
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("redis://:s3cret@127.0.0.1:99999/0", "Port out of range"),
+        ("redis://:s3cret@127.0.0.1:6379/0?socket_timeout=soon", "socket_timeout"),
+        ("http://:s3cret@127.0.0.1:6379/0", "should match pattern"),
+    ],
+)
+def test_a_redis_url_redis_py_would_refuse_is_refused_at_start_without_its_secret(
+    url: str, why: str
+) -> None:
+    """Not a traceback from the first connection: the setting's name and what is wrong."""
+    with pytest.raises(ValidationError) as info:
+        ServiceSettings(redis_url=url)
+    said = describe(info.value)  # what the CLI and the worker print
+    assert said.startswith("redis_url: ") and why in said and "s3cret" not in said
