@@ -48,7 +48,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memsvc.builtin.snapshot import RedisSnapshotCache
+from memsvc.builtin.snapshot import WITHHELD, RedisSnapshotCache
 from memsvc.errors import (
     ClientStateError,
     ConflictError,
@@ -228,6 +228,8 @@ class MemoryClient:
         # what Redis said when it last refused to let this client read its replies, for good
         self._inbox_refused: RedisError | None = None
         self._listener: asyncio.Task[None] | None = None
+        # set when Redis takes a request: a listener backing off from an outage reads at once
+        self._redis_back = asyncio.Event()
         self._outbox: Outbox | None = None
         self._owns_redis = redis is None
         self._state = ClientState.UNOPENED
@@ -498,18 +500,25 @@ class MemoryClient:
         *,
         parent_thread_id: str = "",
         reset: bool = True,
+        deadline: float | None = None,
     ) -> str:
-        """The agent moved to ``new_thread_id``; returns the event id once it is in Redis.
+        """The agent moved to ``new_thread_id``; returns the event id once a worker applied it.
 
-        Raises :class:`MemoryUnavailableError` when Redis does not take the event.
+        It waits so that the thread's next events find it applied: a prefetch published
+        right after a switch that only sat in Redis could be taken by another worker
+        first, and freeze the files where the switch meant the parent's snapshot (or
+        keep the snapshot a reset meant to drop). Raises :class:`MemoryUnavailableError`
+        when Redis or the workers do not answer within the deadline (the switch may
+        still be applied later).
         """
+        seconds = self._seconds(deadline)
         event = SessionSwitchEvent(
-            **self._envelope(user_id, agent_id, new_thread_id, None, reply=False),
+            **self._envelope(user_id, agent_id, new_thread_id, seconds),
             payload=SessionSwitchPayload(
                 parent_thread_id=validate_optional_id("thread_id", parent_thread_id), reset=reset
             ),
         )
-        await self._publish(event)
+        await self._ask(event, seconds)
         return event.id
 
     async def reload_snapshot(
@@ -865,6 +874,7 @@ class MemoryClient:
         try:
             try:
                 await self._publish(event, keep=keep, within=seconds)
+                self._redis_back.set()
             except MemoryUnavailableError as exc:
                 cause = exc.__cause__
                 kept = keep and isinstance(cause, SentThenLost)  # another call hears at once
@@ -899,7 +909,7 @@ class MemoryClient:
                 if refused:  # kept through an outage, until a read goes through
                     self._inbox_refused = exc
                     self._refuse_waiting(exc)
-                await outage.wait(exc)
+                await outage.wait(exc, wake=self._redis_back)
                 continue
             self._inbox_refused = None
             outage.over()
@@ -931,7 +941,7 @@ class MemoryClient:
         """What is ready without a worker: the thread's frozen snapshot, if it has one."""
         try:
             async with asyncio.timeout(max(0.0, ends - time.monotonic())):
-                snapshot = await self._snapshots.get(event.user_id, event.agent_id, event.thread_id)
+                read = await self._snapshots.look(event.user_id, event.agent_id, event.thread_id)
         except (RedisError, OSError) as exc:  # OSError: also the deadline's TimeoutError
             return PrefetchContext(
                 text="",
@@ -943,15 +953,14 @@ class MemoryClient:
                 },
                 degraded=True,
             )
-        if snapshot is None:
+        if read.snapshot is None:
+            why = WITHHELD if read.withheld else "no frozen snapshot yet"
             return PrefetchContext(
-                text="",
-                skipped={"service": reason, "builtin": "no frozen snapshot yet"},
-                degraded=True,
+                text="", skipped={"service": reason, "builtin": why}, degraded=True
             )
         return PrefetchContext(
-            text=snapshot.text,
-            blocks={BUILTIN_BLOCK: snapshot.text},
+            text=read.snapshot.text,
+            blocks={BUILTIN_BLOCK: read.snapshot.text},
             skipped={"service": reason},
             degraded=True,
         )

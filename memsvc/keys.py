@@ -136,6 +136,10 @@ class Keys:
         """The prefix of a user's snapshots, each stored once under its content digest."""
         return f"{self._user(user_id)}:snapbody:"
 
+    def snapshot_withheld(self, user_id: str) -> str:
+        """Set while the user's injection config leaves the builtin memory out of prompts."""
+        return f"{self._user(user_id)}:snapwithheld"
+
     def failures(self, user_id: str, agent_id: str, thread_id: str) -> str:
         return self._thread("failed", user_id, agent_id, thread_id)
 

@@ -470,10 +470,17 @@ class Outage(Failures):
         super().__init__(event, **fields)
         self._backoff = EqualJitterBackoff(cap=cap, base=base)
 
-    async def wait(self, exc: BaseException) -> None:
+    async def wait(self, exc: BaseException, *, wake: asyncio.Event | None = None) -> None:
+        """Sleep the backoff out, or until ``wake`` is set (cleared first): another call
+        just heard from Redis, so it is back."""
         delay = self._backoff.compute(self.failures + 1)
         self.note(exc, retry_in=round(delay, 2))
-        await asyncio.sleep(delay)
+        if wake is None:
+            await asyncio.sleep(delay)
+            return
+        wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), delay)
 
 
 async def cancel_and_wait(task: asyncio.Future[Any], *, every: float = 0.25) -> None:

@@ -198,26 +198,44 @@ class SnapshotCache(Protocol):
 
 # A thread's pointer and the body it names, or nothing: a pointer whose body is gone
 # (deleted by hand) counts as no snapshot. The body's key is derived from the pointer
-# (the digest it starts with) and carries the same hash tag: one slot.
+# (the digest it starts with) and carries the same hash tag: one slot. With a ttl, both
+# are kept that much longer: a session's snapshot lives from its last turn, not its first
+# (a body outlives every pointer to it, as each keeps it for the full ttl from now).
 _FROZEN = """
-local function frozen(pointer_key, bodies)
+local function frozen(pointer_key, bodies, ttl)
   local pointer = redis.call('GET', pointer_key)
   if not pointer then return nil end
-  local body = redis.call('GET', bodies .. string.sub(pointer, 1, 64))
-  if body then return {pointer, body} end
-  return nil
+  local body_key = bodies .. string.sub(pointer, 1, 64)
+  local body = redis.call('GET', body_key)
+  if not body then return nil end
+  if ttl ~= '' then
+    redis.call('EXPIRE', pointer_key, ttl)
+    redis.call('EXPIRE', body_key, ttl)
+  end
+  return {pointer, body}
 end
 """
 
-# KEYS[1] the thread's pointer, then pairs of (journal head, its unconfirmed renames) to
-# read instead when the thread has no snapshot yet; ARGV[1] the user's body prefix.
+# KEYS[1] the thread's pointer, KEYS[2] the user's withheld flag, then pairs of (journal
+# head, its unconfirmed renames) to read instead when the thread has no snapshot yet;
+# ARGV[1] the user's body prefix, ARGV[2] the ttl ('': a look that keeps nothing longer),
+# ARGV[3] what the reader knows of the user's injection config, which a worker records:
+# '1' the builtin is left out of the prompt, '0' it is in; '?' a client that does not
+# know the config (a withheld snapshot is not served); '' a worker's own look.
 _READ = (
     _FROZEN
     + """
-local kept = frozen(KEYS[1], ARGV[1])
+if ARGV[3] == '1' then
+  redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+elseif ARGV[3] == '0' then
+  redis.call('DEL', KEYS[2])
+elseif ARGV[3] == '?' and redis.call('EXISTS', KEYS[2]) == 1 then
+  return {false, 'withheld'}
+end
+local kept = frozen(KEYS[1], ARGV[1], ARGV[2])
 if kept then return kept end
 local found = {false, false}
-for i = 2, #KEYS, 2 do
+for i = 3, #KEYS, 2 do
   found[#found + 1] = redis.call('HGETALL', KEYS[i])
   found[#found + 1] = redis.call('ZRANGE', KEYS[i + 1], 0, -1)
 end
@@ -230,13 +248,15 @@ return found
 _PUT_FIRST = (
     _FROZEN
     + """
-local kept = frozen(KEYS[1], ARGV[4])
+local kept = frozen(KEYS[1], ARGV[4], ARGV[3])
 if kept then return kept end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 return false
 """
 )
+
+WITHHELD = "the user's injection config leaves the builtin memory out"
 
 
 @dataclass(frozen=True)
@@ -246,6 +266,7 @@ class ThreadRead:
 
     snapshot: Snapshot | None
     heads: list[tuple[Any, Any]]
+    withheld: bool = False  # a client's look: the user keeps the builtin out of the prompt
 
 
 class RedisSnapshotCache:
@@ -272,25 +293,47 @@ class RedisSnapshotCache:
         thread_id: str,
         *,
         heads: Sequence[tuple[str, str]] = (),
+        withheld: bool | None = None,
+        client: bool = False,
     ) -> Callable[[Any], ThreadRead]:
         """Queue the read of a thread's snapshot on ``pipe``; returns how to decode its answer.
 
+        ``withheld``: whether the user's injection config leaves the builtin memory out
+        of the prompt, as a worker starting a turn knows it; it is recorded for the
+        user, and a ``client`` (a fallback, which does not know the config) reads
+        nothing the user withheld. A worker's read keeps the snapshot for another ttl.
         Sent as ``EVAL`` (a pipeline with a registered script would first ask Redis
         whether it knows it: one more round trip).
         """
-        keys = [self._keys.snapshot(user_id, agent_id, thread_id)]
+        keys = [
+            self._keys.snapshot(user_id, agent_id, thread_id),
+            self._keys.snapshot_withheld(user_id),
+        ]
         for pair in heads:
             keys.extend(pair)
-        pipe.eval(_READ, len(keys), *keys, self._keys.snapshot_bodies(user_id))
+        mode = "?" if client else "" if withheld is None else str(int(withheld))
+        ttl = "" if client else str(self._ttl)
+        pipe.eval(_READ, len(keys), *keys, self._keys.snapshot_bodies(user_id), ttl, mode)
 
         def decode(raw: Any) -> ThreadRead:
             if raw[0] is not None:
                 body = _decode(raw[0], raw[1])
                 return ThreadRead(body, [])
+            if raw[1] is not None:
+                return ThreadRead(None, [], withheld=True)
             found = raw[2:]
             return ThreadRead(None, list(zip(found[0::2], found[1::2], strict=True)))
 
         return decode
+
+    async def withhold(self, user_id: str, withheld: bool) -> None:
+        """Record whether the user's injection config leaves the builtin out (a config
+        update: a client's fallback must not serve what the user just turned off)."""
+        key = self._keys.snapshot_withheld(user_id)
+        if withheld:
+            await self._redis.set(key, "1", ex=self._ttl)
+        else:
+            await self._redis.delete(key)
 
     def queue_known(
         self, pipe: Pipeline, user_id: str, agent_id: str, thread_id: str
@@ -300,10 +343,20 @@ class RedisSnapshotCache:
         return bool
 
     async def get(self, user_id: str, agent_id: str, thread_id: str) -> Snapshot | None:
+        return (await self._read(user_id, agent_id, thread_id, client=False)).snapshot
+
+    async def look(self, user_id: str, agent_id: str, thread_id: str) -> ThreadRead:
+        """The thread's snapshot as a client that does not know the user's config may serve
+        it: none while the user withholds the builtin memory."""
+        return await self._read(user_id, agent_id, thread_id, client=True)
+
+    async def _read(
+        self, user_id: str, agent_id: str, thread_id: str, *, client: bool
+    ) -> ThreadRead:
         async with self._redis.pipeline(transaction=False) as pipe:
-            decode = self.queue_read(pipe, user_id, agent_id, thread_id)
+            decode = self.queue_read(pipe, user_id, agent_id, thread_id, client=client)
             (raw,) = await pipe.execute()
-        return decode(raw).snapshot
+        return decode(raw)
 
     async def put_first(
         self, user_id: str, agent_id: str, thread_id: str, snapshot: Snapshot

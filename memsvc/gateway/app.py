@@ -484,19 +484,19 @@ async def agent_sync_turn(
     return {"event_id": event_id}
 
 
-@router.post(
-    "/agent/session-switch", status_code=202, response_model=models.Published, responses=_errors()
-)
+@router.post("/agent/session-switch", response_model=models.Published, responses=_errors())
 async def agent_session_switch(
     request: Request, body: models.SessionSwitch, who: Caller, user_id: UserQuery = None
 ) -> dict[str, Any]:
-    """The agent moved to ``thread_id`` (``reset``: from the files; else keep the parent's)."""
+    """The agent moved to ``thread_id`` (``reset``: from the files; else keep the parent's);
+    answered once a worker applied it, so the thread's next call finds it applied."""
     event_id = await _mem(request).session_switch(
         acting_user(who, user_id, body.user_id),
         body.agent_id,
         body.thread_id,
         parent_thread_id=body.parent_thread_id,
         reset=body.reset,
+        deadline=body.deadline,
     )
     return {"event_id": event_id}
 

@@ -271,15 +271,19 @@ class MemoryHTTPClient:
         *,
         parent_thread_id: str = "",
         reset: bool = True,
+        deadline: float | None = None,
     ) -> str:
-        """The agent moved to ``new_thread_id``; returns the event id once it is queued."""
+        """The agent moved to ``new_thread_id``; returns the event id once a worker applied it
+        (see :meth:`MemoryClient.session_switch`)."""
         body = {
             "agent_id": agent_id,
             "thread_id": new_thread_id,
             "parent_thread_id": parent_thread_id,
             "reset": reset,
         }
-        reply = await self._call("POST", "/agent/session-switch", user_id, body=body)
+        reply = await self._call(
+            "POST", "/agent/session-switch", user_id, body=body, within=deadline, pass_on=True
+        )
         event_id: str = reply["event_id"]
         return event_id
 

@@ -269,6 +269,7 @@ class SyncTurn(_Agent):
 class SessionSwitch(_Agent):
     parent_thread_id: OptionalThreadId = ""
     reset: bool = True
+    deadline: Deadline = None
 
 
 class Published(BaseModel):

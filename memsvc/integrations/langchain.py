@@ -325,9 +325,15 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
     async def _branch(self, ids: _Ids, *, parent: str) -> None:
         """The history was recorded under ``parent`` (a copied checkpoint, a summary carried
         into a new thread): the new thread keeps the parent's snapshot."""
+        deadline = self._deadline or self._client.settings.prefetch_deadline_seconds
         try:
             await self._client.session_switch(
-                ids.user_id, ids.agent_id, ids.thread_id, parent_thread_id=parent, reset=False
+                ids.user_id,
+                ids.agent_id,
+                ids.thread_id,
+                parent_thread_id=parent,
+                reset=False,
+                deadline=deadline,
             )
         except MemoryServiceError as exc:
             log.warning("memory_branch_not_announced", **asdict(ids), parent=parent, error=str(exc))

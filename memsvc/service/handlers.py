@@ -89,7 +89,7 @@ class EventHandlers:
         config = memory.config.config
         switched: dict[str, Any] | None = None
         if isinstance(event, PrefetchEvent):  # its snapshot comes with the thread record
-            previous, known, read = await self._enter_thread(event)
+            previous, known, read = await self._enter_thread(event, withheld=_withholds(config))
             switched = await self._follow_thread(event, manager, previous, known)
             handled = await self._dispatch(event, manager, config, read)
         elif isinstance(event, MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
@@ -177,6 +177,8 @@ class EventHandlers:
         if isinstance(event, ConfigUpdateEvent):
             async with rt.key_locks.hold_key(rt.keys.config_lock(event.user_id)):
                 effective = await rt.configs.update_user(event.user_id, event.payload.changes)
+            # a client's fallback must not serve a snapshot the user just turned off
+            await rt.snapshots.withhold(event.user_id, _withholds(effective.config))
         else:
             effective = await rt.configs.effective(event.user_id)  # a broken file: refused
         return shown(
@@ -235,13 +237,16 @@ class EventHandlers:
     async def _enter_thread(
         self,
         event: PrefetchEvent | MemoryWriteEvent | ToolCallEvent | SyncTurnEvent,
+        *,
+        withheld: bool = False,
     ) -> tuple[str | None, bool, ThreadRead | None]:
         """The event's first round trip: the previous thread, whether this one has a snapshot,
         and for a prefetch that starts a turn, the snapshot itself.
 
-        That prefetch also resets the turn's failure count, and for a thread without a
-        snapshot yet reads the journal heads its files are served from, so that taking
-        one costs no further read.
+        That prefetch also resets the turn's failure count, records whether the user's
+        config ``withheld`` the builtin memory (for a client's fallback), and for a
+        thread without a snapshot yet reads the journal heads its files are served
+        from, so that taking one costs no further read.
         """
         rt = self._rt
         ids = (event.user_id, event.agent_id, event.thread_id)
@@ -256,7 +261,7 @@ class EventHandlers:
         def queue(pipe: Pipeline) -> None:  # events entering together share a round trip
             parsers.append(rt.sessions.queue_enter(pipe, *ids))
             if starts_turn:
-                parsers.append(rt.snapshots.queue_read(pipe, *ids, heads=heads))
+                parsers.append(rt.snapshots.queue_read(pipe, *ids, heads=heads, withheld=withheld))
                 rt.sessions.failures(event.user_id, event.agent_id).queue_reset(
                     pipe, event.thread_id
                 )
@@ -420,12 +425,18 @@ class EventHandlers:
             reset=event.payload.reset,
         )
         return Handled(
+            reply={},  # a caller that waits learns the switch is applied before its next event
             detail={
                 "reset": event.payload.reset,
                 "parent_thread_id": event.payload.parent_thread_id,
                 "at": time.time(),
-            }
+            },
         )
+
+
+def _withholds(config: MemoryConfig) -> bool:
+    """Whether the user's config leaves the builtin memory out of the prompt."""
+    return not (config.injection.enabled and config.injection.include_builtin)
 
 
 def _hindsight_status(manager: MemoryManager) -> dict[str, Any]:

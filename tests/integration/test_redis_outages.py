@@ -251,14 +251,19 @@ async def test_a_frozen_redis_costs_each_client_call_its_deadline_not_a_hang(
         assert set(ctx.skipped) == {"service", "builtin"}
         # the write was sent and not confirmed: the model is told not to repeat it
         assert (written["success"], written.get("pending")) == (False, True)
-        bounds = {"prefetch": 1.0, "call_tool": 3.0, "tool_schemas": 3.0, "reload_snapshot": 3.0}
+        bounds = {
+            "prefetch": 1.0,
+            "call_tool": 3.0,
+            "tool_schemas": 3.0,
+            "reload_snapshot": 3.0,
+            "session_switch": 3.0,
+        }
         for name, seconds in timings.items():
             # deadline (or the 2 s command timeout) plus slack for a busy 2-core machine
             assert seconds <= bounds.get(name, settings.redis_timeout_seconds) + 2.0, timings
         # Redis answers again: so does the service
-        assert (await mem.call_tool("u1", "a1", "t1", "memory", {**add, "content": "after"}))[
-            "success"
-        ]
+        after = await mem.call_tool("u1", "a1", "t1", "memory", {**add, "content": "after"})
+        assert after["success"], after
     assert own_workers.procs[0].poll() is None
 
 

@@ -4,6 +4,7 @@ backs off instead of hammering a Redis that is down."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -20,8 +21,10 @@ from redis.exceptions import (
     ReadOnlyError,
     ResponseError,
 )
+from redis.exceptions import ConnectionError as RedisConnectionError
 from structlog.testing import capture_logs
 
+from memsvc import client as client_module
 from memsvc.client import MemoryClient
 from memsvc.errors import (
     ClientStateError,
@@ -30,6 +33,7 @@ from memsvc.errors import (
     MemoryUnavailableError,
     WritePendingError,
 )
+from memsvc.redisconn import Outage
 from memsvc.settings import ServiceSettings
 from tests.conftest import free_port, until
 
@@ -279,6 +283,49 @@ async def test_the_inbox_listener_backs_off_while_redis_is_down_and_says_when_it
                 return any(e["event"] == "redis_reachable_again" for e in logs)
 
             await until(back)
+    await redis.aclose()
+
+
+async def test_a_request_redis_takes_wakes_the_inbox_listener_from_its_backoff(
+    settings: ServiceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis is back once it takes a request: the reply is read then, not after what is
+    left of a backoff that grew through the outage."""
+
+    def slow(event: str, **fields: Any) -> Outage:  # waits of five to ten minutes
+        return Outage(event, **{**fields, "base": 600.0, "cap": 600.0})
+
+    monkeypatch.setattr(client_module, "Outage", slow)
+    redis = fakeredis.aioredis.FakeRedis()
+    read = redis.blmpop
+    down = True
+
+    async def blmpop(*args: Any, **kwargs: Any) -> Any:
+        if down:
+            raise RedisConnectionError("Connection refused")
+        return await read(*args, **kwargs)
+
+    monkeypatch.setattr(redis, "blmpop", blmpop)
+    with capture_logs() as logs:
+        async with MemoryClient(settings=settings, redis=redis) as mem:
+
+            async def backing_off() -> bool:
+                return any(e["event"] == "client_inbox_unavailable" for e in logs)
+
+            await until(backing_off)  # a ten-minute wait has begun
+            down = False
+            replying = asyncio.ensure_future(mem.tool_schemas("u1", "a1", deadline=60))
+
+            async def asked() -> bool:
+                return int(await redis.xlen(mem.settings.key_prefix + ":events")) == 1
+
+            await until(asked)
+            ((_, fields),) = await redis.xrange(mem.settings.key_prefix + ":events")
+            event = json.loads(fields[b"e"])
+            await redis.rpush(
+                event["reply_to"], json.dumps({"id": event["id"], "ok": True, "schemas": []})
+            )
+            assert await asyncio.wait_for(replying, 60) == []
     await redis.aclose()
 
 

@@ -16,10 +16,12 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import OutOfMemoryError
 
+from memsvc.builtin.snapshot import WITHHELD
 from memsvc.client import MemoryClient
-from memsvc.errors import LockTimeoutError
+from memsvc.errors import LockTimeoutError, MemoryUnavailableError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.keys import Keys
+from memsvc.paths import DataLayout
 from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
 from memsvc.service.eventlog import EventLog
@@ -735,6 +737,9 @@ async def test_an_explicit_reset_starts_the_thread_from_the_files(service: Servi
     await service.client.prefetch("u1", "a1", "t1")
     await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
     await service.client.session_switch("u1", "a1", "t1", reset=True)
+    # applied when the call returns: the thread's next prefetch, whichever worker takes
+    # it, cannot find the old snapshot
+    assert await service.runtime.snapshots.get("u1", "a1", "t1") is None
     assert "Name: Ada" in (await service.client.prefetch("u1", "a1", "t1")).text
 
 
@@ -743,7 +748,23 @@ async def test_a_branch_inherits_its_parents_snapshot(service: Service) -> None:
     parent = await service.client.prefetch("u1", "a1", "t1")
     await service.client.call_tool("u1", "a1", "t1", "memory", {**ADD, "content": "later"})
     await service.client.session_switch("u1", "a1", "t1b", parent_thread_id="t1", reset=False)
+    # applied when the call returns: a prefetch another worker takes at once cannot
+    # freeze the files first
+    branch = await service.runtime.snapshots.get("u1", "a1", "t1b")
+    assert branch is not None and branch.text == parent.text
     assert (await service.client.prefetch("u1", "a1", "t1b")).text == parent.text
+
+
+async def test_a_switch_no_worker_applies_in_time_says_so(service: Service) -> None:
+    await service.stop_consumers()
+    with pytest.raises(MemoryUnavailableError, match=r"no reply within 0\.2s"):
+        await service.client.session_switch("u1", "a1", "t2", deadline=0.2)
+    service.start_consumer("w2")  # it is applied later all the same
+
+    async def switched() -> bool:
+        return any(e.type == "session_switch" for e in await service.log())
+
+    await until(switched)
 
 
 async def test_reload_refreshes_a_snapshot_on_purpose(service: Service) -> None:
@@ -785,6 +806,53 @@ async def test_a_prefetch_without_a_worker_degrades_to_the_frozen_snapshot(
     unknown = await service.client.prefetch("u1", "a1", "t-new", deadline=0.2)
     assert unknown.degraded and unknown.text == ""
     assert unknown.skipped["builtin"] == "no frozen snapshot yet"
+
+
+@pytest.mark.parametrize("turned_off", ["through memsvc", "by hand"])
+async def test_a_prefetch_without_a_worker_serves_no_snapshot_the_user_turned_off(
+    service: Service, turned_off: str
+) -> None:
+    """The client does not know the user's config: a worker records for it that the user
+    keeps the builtin memory out of the prompt, and a late prefetch then serves nothing."""
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1")
+    assert "Name: Ada" in first.text
+    off = {"injection": {"enabled": False}}
+    if turned_off == "by hand":
+        path = DataLayout.at(service.settings.data_dir).user_config("u1")
+        path.write_text(json.dumps(off))
+        assert (await service.client.prefetch("u1", "a1", "t1")).text == ""  # a worker saw it
+    else:
+        await service.client.update_memory_config("u1", off)
+    await service.stop_consumers()
+    late = await service.client.prefetch("u1", "a1", "t1", deadline=0.2)
+    assert late.degraded and late.text == ""
+    assert late.skipped["builtin"] == WITHHELD
+    other = await service.client.prefetch("u2", "a1", "t1", deadline=0.2)  # nobody else's
+    assert other.skipped["builtin"] == "no frozen snapshot yet"
+    service.start_consumer("w2")
+    await service.client.update_memory_config("u1", {"injection": {"enabled": None}})
+    await service.stop_consumers()
+    back = await service.client.prefetch("u1", "a1", "t1", deadline=0.2)
+    assert back.degraded and back.text == first.text
+
+
+async def test_a_threads_snapshot_lives_from_its_last_turn_not_its_first(
+    service: Service,
+) -> None:
+    """A session used every day outlives the ttl: its prompt prefix must not change under
+    it when the ttl counted from its first turn runs out."""
+    await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
+    first = await service.client.prefetch("u1", "a1", "t1")
+    keys = service.runtime.keys
+    pointer = keys.snapshot("u1", "a1", "t1")
+    body = keys.snapshot_bodies("u1") + (await service.redis.get(pointer)).decode()[:64]
+    for key in (pointer, body):
+        await service.redis.expire(key, 5)  # as if the ttl had nearly run out
+    assert (await service.client.prefetch("u1", "a1", "t1")).text == first.text
+    ttl = service.settings.snapshot_ttl_seconds
+    for key in (pointer, body):
+        assert ttl - 60 < await service.redis.ttl(key) <= ttl
 
 
 async def test_a_tool_call_without_a_worker_says_it_is_queued_not_lost(service: Service) -> None:

@@ -219,7 +219,7 @@ async def test_agent_routes_do_what_the_client_does(gateway: Gateway) -> None:
     switched = await gateway.call(
         "POST", "/agent/session-switch", json={"agent_id": "coder", "thread_id": "t2"}
     )
-    assert switched.status_code == 202
+    assert switched.status_code == 200
     queued = await gateway.call("POST", "/agent/queue-prefetch", json={**ids, "query": "next"})
     assert queued.status_code == 202
 
