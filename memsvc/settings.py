@@ -144,7 +144,7 @@ class ServiceSettings(BaseSettings):
     def _redis_url(cls, value: str | None) -> str | None:
         if value:
             try:  # what redis-py would refuse at the first connection (a port out of range)
-                parse_url(value)
+                parse_url(value)  # type: ignore[no-untyped-call]
             except ValueError as exc:  # its words name the part, never the URL's secrets
                 raise ValueError(str(exc)) from None
         return value

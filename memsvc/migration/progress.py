@@ -15,28 +15,27 @@ run, the ones already written are not written again.
 from __future__ import annotations
 
 import json
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
+from memsvc.errors import MigrationSourceError, UnsafeFileError
 from memsvc.migration.deerflow import MEMORY_JSON, Source
-from memsvc.paths import TARGETS, Target
-from memsvc.store.atomicfile import write_all
+from memsvc.paths import TARGETS, Anchored, Target
+from memsvc.store.atomicfile import read_file_now, write_atomic_now
 
 log = structlog.get_logger(__name__)
 
 PROGRESS = MEMORY_JSON + ".progress"
-MAX_PROGRESS_BYTES = 16 * 1024 * 1024  # a record of a 4 MiB memory.json is smaller
 
 
 @dataclass
 class Progress:
     """The entries earlier runs of one file wrote, and whether all of them are mirrored."""
 
-    path: Path
+    file: Anchored  # opened a component at a time, never through a link, never a FIFO
+    relative: str  # inside the DeerFlow home, as messages name it
     written: set[tuple[Target, str]] = field(default_factory=set)
     mirrored: bool = False
 
@@ -44,36 +43,37 @@ class Progress:
     def of(cls, source: Source) -> Progress:
         """The record beside ``source``; an empty one when there is none or it is unreadable
         (then the run adds every entry again, as if none had been written)."""
-        path = source.path.with_name(PROGRESS)
+        file = Anchored(str(source.path.parent), (PROGRESS,))
+        relative = str(Path(source.relative).with_name(PROGRESS))
         try:
-            raw = path.read_bytes() if path.stat().st_size <= MAX_PROGRESS_BYTES else b""
+            raw = read_file_now(file).data
+            if raw is None:
+                return cls(file, relative)
             data = json.loads(raw)
             written = {
                 (target, text)
                 for target, text in data["written"]
                 if target in TARGETS and isinstance(text, str)
             }
-            return cls(path, written, data["mirrored"] is True)
-        except FileNotFoundError:
-            return cls(path)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.warning("migration_progress_unreadable", file=str(path), error=repr(exc))
-            return cls(path)
+            return cls(file, relative, written, data["mirrored"] is True)
+        except (OSError, UnsafeFileError, ValueError, TypeError, KeyError) as exc:
+            log.warning("migration_progress_unreadable", file=relative, error=type(exc).__name__)
+            return cls(file, relative)
 
     def save(self) -> None:
         """Write the record (a temp file renamed over it: a crash leaves the old one)."""
         data = {"written": sorted(self.written), "mirrored": self.mirrored}
-        tmp = self.path.with_name(f".{PROGRESS}.{time.time_ns()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            write_all(fd, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        os.replace(tmp, self.path)
+            write_atomic_now(self.file, json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        except UnsafeFileError:  # its words are the data dir's
+            raise MigrationSourceError(
+                f"cannot write {self.relative}: something other than a file of its own is there"
+            ) from None
+        except OSError as exc:
+            raise MigrationSourceError(f"cannot write {self.relative}: {exc.strerror}") from None
 
     def drop(self) -> None:
-        self.path.unlink(missing_ok=True)
+        try:
+            Path(self.file.root, *self.file.parts).unlink(missing_ok=True)
+        except OSError as exc:
+            raise MigrationSourceError(f"cannot remove {self.relative}: {exc.strerror}") from None

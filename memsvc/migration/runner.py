@@ -63,7 +63,7 @@ from memsvc.migration.mapping import Item, plan
 from memsvc.migration.progress import Progress
 from memsvc.paths import MEMORY_FILE, TARGETS, USER_FILE, DataLayout, Target
 from memsvc.redisconn import connect
-from memsvc.service.runtime import Runtime
+from memsvc.service.runtime import AgentMemory, Runtime
 from memsvc.settings import ServiceSettings
 from memsvc.store.atomicfile import write_all
 
@@ -213,8 +213,9 @@ class EntryWriter(Protocol):
         """One ``memory`` tool add; returns the tool's result. ``mirror=False``: no external
         provider hears of it."""
 
-    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
-        """The entries the user's two files hold now (blocked ones left out)."""
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str] | None]:
+        """The entries the user's two files hold now (blocked ones left out); ``None`` for a
+        file that does not exist."""
 
 
 class ToolWriter:
@@ -231,7 +232,7 @@ class ToolWriter:
             user_id, agent_id, MIGRATION_THREAD, MEMORY_TOOL, args, mirror=mirror
         )
 
-    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str] | None]:
         return _held(await self._client.get_memory(user_id, agent_id))
 
 
@@ -250,26 +251,32 @@ class ScratchWriter:
     async def add(
         self, user_id: str, agent_id: str, target: Target, content: str, *, mirror: bool
     ) -> dict[str, Any]:
+        memory = await self._copy(user_id, agent_id)
+        args = {"action": "add", "target": target, "content": content}
+        return (await memory.manager.memory_write(args, thread_id=MIGRATION_THREAD)).result
+
+    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str] | None]:
+        memory = await self._copy(user_id, agent_id)
+        return _held(await memory.manager.builtin.view())
+
+    async def _copy(self, user_id: str, agent_id: str) -> AgentMemory:
         if user_id not in self._copied:
             self._copied.add(user_id)
             live = self._live.user_dir(user_id)
             if live.is_dir():
                 shutil.copytree(live, self._runtime.layout.user_dir(user_id), symlinks=True)
-        memory = await self._runtime.memory(user_id, agent_id)
-        args = {"action": "add", "target": target, "content": content}
-        return (await memory.manager.memory_write(args, thread_id=MIGRATION_THREAD)).result
-
-    async def entries(self, user_id: str, agent_id: str) -> dict[Target, set[str]]:
-        memory = await self._runtime.memory(user_id, agent_id)
-        return _held(await memory.manager.builtin.view())
+        return await self._runtime.memory(user_id, agent_id)
 
 
-def _held(view: dict[str, Any]) -> dict[Target, set[str]]:
-    """The entries of a view of the files (:meth:`MemoryClient.get_memory`), by target."""
-    return {
-        target: {e["content"] for e in view[f"{target}_md"] if not e["blocked"]}
-        for target in TARGETS
-    }
+def _held(view: dict[str, Any]) -> dict[Target, set[str] | None]:
+    """The entries of a view of the files (:meth:`MemoryClient.get_memory`), by target;
+    ``None`` for a file that does not exist."""
+    held: dict[Target, set[str] | None] = {}
+    for target in TARGETS:
+        entries = view[f"{target}_md"]
+        absent = view["last_modified"][target] is None and not entries
+        held[target] = None if absent else {e["content"] for e in entries if not e["blocked"]}
+    return held
 
 
 def _verdict(result: dict[str, Any]) -> tuple[str, str]:
@@ -371,6 +378,11 @@ class Migration:
         planned = plan(source, read)
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
         progress = Progress.of(source)
+        if progress.written:
+            # entries an earlier run wrote to a file that is not there (a data dir set up
+            # anew, another deployment) were not removed by anyone: they are written again
+            held = await self._writer.entries(source.user_id, source.agent_id)
+            progress.written = {(t, text) for t, text in progress.written if held[t] is not None}
         to_banks: list[Item] = []
         placed: list[Item] = []  # in their file now: their mirrors are this run's to send
         for item in planned.items:
@@ -412,7 +424,7 @@ class Migration:
                 item
                 for item in placed
                 if (_file_name(item.target, source.agent_id), item.text) not in earlier
-                or item.text in held[item.target]
+                or item.text in (held[item.target] or ())
             ]
         if await self._mirror(source, placed, report) and not self._dry_run:
             progress.mirrored = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -365,6 +366,52 @@ async def test_a_run_cut_short_mid_file_leaves_what_it_wrote_said_for_the_next(
     again = await migrate(service, home)
     assert [verdict for _, _, verdict in verdicts(again)] == [EARLIER, ADDED]
     assert entries(service, "users/zhang/USER.md") == ["Has a cat"]
+
+
+async def test_entries_an_earlier_run_wrote_where_no_file_is_now_are_written_again(
+    service: Service, home: Path
+) -> None:
+    """The record beside the file says what an earlier run wrote, not where: pointed at a
+    data dir set up anew (or another deployment), a run that trusted it would write
+    nothing and keep the file as migrated."""
+    source = home / "users/zhang/memory.json"
+    facts = [fact("f1", "Prefers tea", "preference", 0.9)]
+    write(source, memory_json(recent="Moved in May.", facts=facts))
+    first = await migrate(service, home, skip_hindsight=True)
+    assert [verdict for _, _, verdict in verdicts(first)][0] == ADDED
+    shutil.rmtree(service.settings.data_dir / "users/zhang")  # the destination set up anew
+    async for key in service.redis.scan_iter(match="*{zhang}*"):
+        await service.redis.delete(key)
+    again = await migrate(service, home)
+    assert [(origin, verdict) for origin, _, verdict in verdicts(again)][0] == ("facts[0]", ADDED)
+    assert entries(service, "users/zhang/USER.md") == ["Prefers tea"]
+
+
+async def test_a_progress_record_that_is_no_file_of_its_own_holds_nothing_up(
+    service: Service, home: Path
+) -> None:
+    """A FIFO at the record's name held the whole run on its read; a link out of the home
+    would have been read. Either is taken for no record, and replaced by the run's own."""
+    source = home / "users/zhang/memory.json"
+    write(source, memory_json(recent="Moved in May.", facts=[fact("f1", "Tea", "preference", 0.9)]))
+    record = source.with_name("memory.json.progress")
+    outside = home.parent / "elsewhere.json"
+    outside.write_text(json.dumps({"written": [["user", "Tea"]], "mirrored": True}))
+    for planted in ("fifo", "link"):
+        if planted == "fifo":
+            os.mkfifo(record)
+        else:
+            record.unlink()
+            record.symlink_to(outside)
+        report = await asyncio.wait_for(migrate(service, home, skip_hindsight=True), 60)
+        assert not report.failed
+        assert [(o, v) for o, _, v in verdicts(report)][0] == (
+            "facts[0]",
+            PRESENT if planted == "link" else ADDED,
+        )
+        assert record.is_file() and not record.is_symlink()
+        assert json.loads(record.read_text())["written"] == [["user", "Tea"]]
+    assert json.loads(outside.read_text())["mirrored"] is True  # never written through
 
 
 async def test_an_entry_the_tool_refuses_is_banked_not_dropped(
