@@ -70,14 +70,18 @@ from memsvc.store.atomicfile import write_all
 log = structlog.get_logger(__name__)
 
 MIGRATION_THREAD = "migration"  # the thread a migration's writes are logged under
-ADDED, PRESENT, EARLIER, OVER, BLOCKED, REFUSED = (
+ADDED, PRESENT, EARLIER, OVER, BLOCKED, REFUSED, UNCONFIRMED = (
     "added",
     "already there",
     "written before",
     "over the limit",
     "blocked",
     "refused",
+    "not confirmed",
 )
+# writes not confirmed in a row that stop the run: one is a busy file, more are Redis or the
+# workers away (every user's writes would wait out the deadline alike)
+UNCONFIRMED_IN_A_ROW = 2
 RETAINED, HELD, TO_RETAIN, NOT_RETAINED, SKIPPED = (
     "retained",
     "already retained",
@@ -280,15 +284,17 @@ def _held(view: dict[str, Any]) -> dict[Target, set[str] | None]:
 
 
 def _verdict(result: dict[str, Any]) -> tuple[str, str]:
-    """The tool's result as a verdict. A write Redis refused or did not confirm stops the run
+    """The tool's result as a verdict. A write Redis refused or did not take stops the run
     (every user's would fail alike); the store failing fails the file."""
     if result.get("success"):
         return (PRESENT if result.get("message") == replies.DUPLICATE else ADDED), ""
     error = str(result.get("error") or "refused")
     if misconfigured(result):  # Redis refuses the service, not this entry: the run stops
         raise MemoryMisconfiguredError("a write was refused (the log says why)")
-    if result.get("pending") or result.get("retryable"):  # every user's would fail alike
-        raise MemoryUnavailableError("a write was not confirmed: Redis or the workers are away")
+    if result.get("pending"):  # taken, maybe applied later: this file waits for a later run
+        return UNCONFIRMED, "it may still be applied; a later run sees whether it was"
+    if result.get("retryable"):  # every user's would fail alike
+        raise MemoryUnavailableError("a write was not taken: Redis or the workers are away")
     if error.startswith(SERVICE_ERROR):  # the store failed, not the entry: the file fails
         raise MemoryServiceError(error.splitlines()[0])
     if error.startswith("Blocked"):
@@ -320,6 +326,7 @@ class Migration:
         self._runtime = runtime
         self._dry_run = dry_run
         self._skip_hindsight = skip_hindsight
+        self._unconfirmed = 0  # writes in a row the service did not confirm in time
         self.report = MigrationReport(dry_run=dry_run)
 
     async def run(
@@ -332,6 +339,7 @@ class Migration:
         the run stops early (interrupted, or Redis or the workers away: those raise, since
         every user would fail alike)."""
         self.report = MigrationReport(dry_run=self._dry_run)
+        self._unconfirmed = 0
         for user_id, files in sources.items():
             user = UserReport(user_id)
             self.report.users.append(user)  # listed, and filled as it goes
@@ -404,6 +412,12 @@ class Migration:
                 mirror=False,  # sent below, and waited for (or, --skip-hindsight, never)
             )
             verdict, detail = _verdict(result)
+            self._unconfirmed = self._unconfirmed + 1 if verdict == UNCONFIRMED else 0
+            if self._unconfirmed >= UNCONFIRMED_IN_A_ROW:
+                raise MemoryUnavailableError(
+                    f"{self._unconfirmed} writes in a row were not confirmed in time: Redis or "
+                    "the workers are away (they may still be applied; a later run sees them)"
+                )
             detail = "; ".join(part for part in (item.note, detail) if part)
             report.outcomes.append(Outcome(item.origin, item.text, destination, verdict, detail))
             if verdict in (OVER, REFUSED):  # not in the file: the bank still gets it
@@ -414,6 +428,12 @@ class Migration:
                     progress.written.add((item.target, item.text))
                     progress.mirrored = False
                     progress.save()
+        if unsure := sum(o.verdict == UNCONFIRMED for o in report.outcomes):
+            raise MemoryServiceError(
+                f"{unsure} {'write was' if unsure == 1 else 'writes were'} not confirmed in "
+                "time (a busy file, or a slow Redis): the file is left for a later run, which "
+                "sees what was applied"
+            )
         for_hindsight = await self._banks(source, to_banks, report)
         earlier = {(o.destination, o.text) for o in report.outcomes if o.verdict == EARLIER}
         if earlier and not progress.mirrored and not self._dry_run:

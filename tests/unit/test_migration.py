@@ -30,6 +30,7 @@ from memsvc.migration.runner import (
     RETAINED,
     SKIPPED,
     TO_RETAIN,
+    UNCONFIRMED,
     FileReport,
     Migration,
     MigrationReport,
@@ -378,12 +379,12 @@ async def test_entries_an_earlier_run_wrote_where_no_file_is_now_are_written_aga
     facts = [fact("f1", "Prefers tea", "preference", 0.9)]
     write(source, memory_json(recent="Moved in May.", facts=facts))
     first = await migrate(service, home, skip_hindsight=True)
-    assert [verdict for _, _, verdict in verdicts(first)][0] == ADDED
+    assert next(verdict for _, _, verdict in verdicts(first)) == ADDED
     shutil.rmtree(service.settings.data_dir / "users/zhang")  # the destination set up anew
     async for key in service.redis.scan_iter(match="*{zhang}*"):
         await service.redis.delete(key)
     again = await migrate(service, home)
-    assert [(origin, verdict) for origin, _, verdict in verdicts(again)][0] == ("facts[0]", ADDED)
+    assert next((origin, verdict) for origin, _, verdict in verdicts(again)) == ("facts[0]", ADDED)
     assert entries(service, "users/zhang/USER.md") == ["Prefers tea"]
 
 
@@ -405,7 +406,7 @@ async def test_a_progress_record_that_is_no_file_of_its_own_holds_nothing_up(
             record.symlink_to(outside)
         report = await asyncio.wait_for(migrate(service, home, skip_hindsight=True), 60)
         assert not report.failed
-        assert [(o, v) for o, _, v in verdicts(report)][0] == (
+        assert next((o, v) for o, _, v in verdicts(report)) == (
             "facts[0]",
             PRESENT if planted == "link" else ADDED,
         )
@@ -774,6 +775,47 @@ async def test_a_redis_that_refuses_or_does_not_confirm_stops_the_run_with_its_r
     assert (home / "users/ada/memory.json").exists()
     assert report.failed and report.stopped == file.error
     assert report.lines()[-1] == f"stopped before the other users: {file.error}"
+
+
+@pytest.mark.parametrize("unconfirmed", [["Lives in Lisbon"], [""]])  # one, or every one
+async def test_a_write_not_confirmed_fails_its_file_and_more_in_a_row_stop_the_run(
+    service: Service, home: Path, unconfirmed: list[str]
+) -> None:
+    """One write the service did not confirm in time is a busy file: that file waits for a
+    later run, which sees whether it was applied, and the other users go on. Two in a row
+    are Redis or the workers away, which every user's writes would wait out alike."""
+    write(home / "users/ada/memory.json", ADA)
+    write(home / "users/bob/memory.json", ADA)
+    real = ToolWriter(service.client)
+
+    class Slow:
+        async def add(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            if args[0] == "ada" and any(text in args[3] for text in unconfirmed):
+                return {"success": False, "pending": True, "error": "not confirmed within 10s"}
+            return await real.add(*args, **kwargs)
+
+        async def entries(self, *args: Any) -> Any:
+            return await real.entries(*args)
+
+    migration = Migration(Slow(), service.runtime)  # type: ignore[arg-type]
+    if unconfirmed == [""]:
+        with pytest.raises(MemoryUnavailableError, match="2 writes in a row"):
+            await migration.run(find_sources(home))
+        assert [user.user_id for user in migration.report.users] == ["ada"]
+        return
+    report = await migration.run(find_sources(home))
+    await service.jobs.drain()
+    ada, bob = report.users
+    (file,) = ada.files
+    assert file.error is not None and "not confirmed in time" in file.error
+    assert UNCONFIRMED in [o.verdict for o in file.outcomes] and ADDED in [
+        o.verdict for o in file.outcomes
+    ]
+    assert (home / "users/ada/memory.json").exists() and file.backup is None
+    assert not bob.error and bob.files[0].backup is not None
+    again = await migrate(service, home)  # the write never landed: the next run makes it
+    assert not again.failed
+    assert "Lives in Lisbon" in " ".join(entries(service, "users/ada/USER.md"))
 
 
 async def failed_and_left(service: Service, home: Path, why: str) -> FileReport:
