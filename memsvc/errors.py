@@ -50,6 +50,11 @@ class MemsvcError(Exception):
 
     retryable: bool = False
 
+    def logged(self) -> str:
+        """What a log or a record may keep of the error: its message, less any words a
+        server sent back (which may echo the request, and with it a user's text)."""
+        return str(self)
+
 
 class MemoryServiceError(MemsvcError, RuntimeError):
     """The service answered that it could not process a request."""

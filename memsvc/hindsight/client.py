@@ -48,18 +48,28 @@ class HindsightError(MemsvcError):
     retryable = True
     retry_after: float | None = None
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, status: int | None = None, said: str = "") -> None:
+        """``said``: the server's own words, kept in the message, left out of :meth:`logged`."""
+        super().__init__(f"{message}: {said}" if said else message)
         self.status = status
+        self._brief = message
+
+    def logged(self) -> str:
+        return self._brief
 
 
 class HindsightUnavailable(HindsightError):
     """Try again later; ``retry_after`` is the server's own advice, in seconds."""
 
     def __init__(
-        self, message: str, *, status: int | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        said: str = "",
+        retry_after: float | None = None,
     ) -> None:
-        super().__init__(message, status=status)
+        super().__init__(message, status=status, said=said)
         self.retry_after = retry_after
 
 
@@ -255,14 +265,15 @@ class HindsightClient:
         if status == 429 or status >= 500:
             telemetry.current().hindsight_failed(method, "unavailable")
             raise HindsightUnavailable(
-                f"{method} {path}: HTTP {status}: {response.text[:200]}",
+                f"{method} {path}: HTTP {status}",
                 status=status,
+                said=response.text[:200],
                 retry_after=_retry_after(response.headers.get("retry-after")),
             )
         if status >= 400:
             telemetry.current().hindsight_failed(method, "rejected")
             raise HindsightRejected(
-                f"{method} {path}: HTTP {status}: {response.text[:500]}", status=status
+                f"{method} {path}: HTTP {status}", status=status, said=response.text[:500]
             )
         return response
 
@@ -362,7 +373,7 @@ class HindsightClient:
                 return
             if status not in ("pending", "processing"):
                 error = operation.get("error_message") or "no reason given"
-                raise OperationFailed(f"retain operation {operation_id} {status}: {error}")
+                raise OperationFailed(f"retain operation {operation_id} {status}", said=str(error))
             if time.monotonic() + delay > deadline:
                 raise HindsightUnavailable(
                     f"retain operation {operation_id} still {status} after "

@@ -318,7 +318,9 @@ class HindsightProvider(MemoryProvider):
                 await self._queue_flush(thread_id, again=True)
                 return retained
 
-    async def _set_aside(self, thread_id: str, turns: dict[str, str], refusal: str) -> None:
+    async def _set_aside(
+        self, thread_id: str, turns: dict[str, str], refusal: str, statuses: set[int]
+    ) -> None:
         """Park turns Hindsight refused as they are, under the job that puts them back."""
         assert self._dead_letters is not None
         job = RestoreTurnsJob(
@@ -326,9 +328,8 @@ class HindsightProvider(MemoryProvider):
         )
         # the log names the turns and the status, not the server's words (which may echo a
         # turn's text): the parked record, which holds the turns, keeps them for an operator
-        statuses = "/".join(sorted(set(re.findall(r"HTTP (\d{3})", refusal)))) or "?"
         numbers = ", ".join(sorted(turns, key=lambda n: int(n) if n.isdigit() else 0))
-        logged = f"Hindsight refused turns {numbers} (HTTP {statuses})"
+        logged = f"Hindsight refused turns {numbers} (HTTP {'/'.join(map(str, sorted(statuses)))})"
         await self._dead_letters.park(
             job.name, job.queued(), refusal, tries=1, detail={"error": logged}
         )

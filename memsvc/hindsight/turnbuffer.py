@@ -49,8 +49,9 @@ _BATCH_OVERHEAD = 64  # bytes of the request body around its items
 # it: a turn refused so is set aside, and the thread's later turns go on without it.
 _REFUSES_THE_TURN = frozenset({400, 413, 422})
 
-# (thread, turns by number, the refusal): park refused turns where an operator re-drives them
-SetAside = Callable[[str, dict[str, str], str], Awaitable[None]]
+# (thread, turns by number, the refusal, its HTTP statuses): park refused turns where an
+# operator re-drives them
+SetAside = Callable[[str, dict[str, str], str, set[int]], Awaitable[None]]
 
 # Remove the turns whose buffered text is still the text that was retained, and
 # the operation that carried them. KEYS: buffer, operations; ARGV: op id, field, value, ...
@@ -231,6 +232,7 @@ class TurnBuffer:
             await prepare(bank)
         refused: dict[str, str] = {}
         why: list[str] = []
+        statuses: set[int] = set()
         queue = list(batches(fresh, self.limits, lambda turn: len(turn[1].encode("utf-8"))))
         while queue:
             batch = queue.pop(0)
@@ -245,6 +247,7 @@ class TurnBuffer:
                 else:
                     refused.update(batch)
                     why.append(f"turn {batch[0][0]}: {exc}")
+                    statuses.add(exc.status)
                 continue
             operation = str(result.get("operation_id") or "") if run_async else ""
             if operation:
@@ -261,7 +264,7 @@ class TurnBuffer:
         retained += sum(s for s in settled if isinstance(s, int))
         if refused and self._set_aside is not None:
             # parked first, then taken out of the buffer: a crash between keeps both copies
-            await self._set_aside(thread_id, refused, "; ".join(why))
+            await self._set_aside(thread_id, refused, "; ".join(why), statuses)
             await self._confirmed(thread_id, "", refused)
             log.warning("hindsight_turns_set_aside", thread_id=thread_id, turns=sorted(refused))
         if not await self._redis.exists(buffer):

@@ -33,7 +33,7 @@ from arq.worker import Retry
 from redis.asyncio import Redis
 from redis.backoff import EqualJitterBackoff
 
-from memsvc.errors import InvalidInputError, is_retryable
+from memsvc.errors import InvalidInputError, MemsvcError, is_retryable
 from memsvc.jobs.payloads import JOBS, Job
 from memsvc.keys import Keys
 from memsvc.redisconn import connection_pool
@@ -281,16 +281,23 @@ def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = No
         except Exception as exc:
             age = time.time() - float(payload.get("enqueued_at", time.time()))
             error = f"{type(exc).__name__}: {exc}"
+            # logs and the event log keep no words a server sent back (they may echo a turn);
+            # the parked record, which holds the payload anyway, keeps them for an operator
+            said = (
+                f"{type(exc).__name__}: {exc.logged()}" if isinstance(exc, MemsvcError) else error
+            )
             if isinstance(exc, TimeoutError):
-                error = f"TimeoutError: the try took over {policy.try_seconds:g}s"
+                error = said = f"TimeoutError: the try took over {policy.try_seconds:g}s"
             if is_retryable(exc) and job_try < policy.max_tries and age < policy.max_age_seconds:
                 delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)
                 log.warning(
-                    "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=error
+                    "job_retry", function=name, job_try=job_try, delay=round(delay, 3), error=said
                 )
-                await record(ctx, payload, "error", {"error": error, "retry_in": delay})
+                await record(ctx, payload, "error", {"error": said, "retry_in": delay})
                 raise Retry(defer=delay) from exc
-            await ctx["dead_letters"].park(name, payload, error, job_try, detail=tried(ctx))
+            await ctx["dead_letters"].park(
+                name, payload, error, job_try, detail={**tried(ctx), "error": said}
+            )
             return
         await record(ctx, payload, "ok", {"ms": round((time.perf_counter() - started) * 1000, 3)})
 

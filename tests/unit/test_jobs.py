@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+import structlog
 from arq.worker import Retry
 from redis.asyncio import Redis
 
@@ -140,6 +141,33 @@ async def test_inline_jobs_retry_until_success_and_dedupe_by_id(fake_redis: Redi
     await asyncio.sleep(0)
     assert runs == [1, 2, 3]
     assert await DeadLetters(fake_redis, Keys("t")).records() == []
+
+
+async def test_what_hindsight_said_back_stays_out_of_the_logs_and_in_the_parked_record(
+    fake_redis: Redis,
+) -> None:
+    """A 422 body echoes the request, and with it a turn's text: the event log (which a
+    user's token reads) and the process log keep the request and the status only."""
+    echoed = '{"detail": [{"msg": "too long", "input": "User: my PIN is 4921"}]}'
+
+    async def refused(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        raise HindsightRejected("POST /v1/banks/b/memories: HTTP 422", status=422, said=echoed)
+
+    async def unavailable(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        raise HindsightUnavailable("POST /v1/banks/b/memories: HTTP 500", status=500, said=echoed)
+
+    payload = {"enqueued_at": time.time(), "user_id": "u1", "agent_id": "a1"}
+    with structlog.testing.capture_logs() as logs:
+        with pytest.raises(Retry):
+            await durable(unavailable, RetryPolicy(max_tries=3))(context(fake_redis), payload)
+        await durable(refused, RetryPolicy(max_tries=3))(context(fake_redis), payload)
+    (parked,) = await DeadLetters(fake_redis, Keys("t")).records()
+    assert "4921" in parked["error"]  # the operator's record keeps what the server said
+    retried, dead = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
+    assert (retried.outcome, dead.outcome) == ("error", "dead")
+    assert retried.detail["error"] == "HindsightUnavailable: POST /v1/banks/b/memories: HTTP 500"
+    assert dead.detail["error"] == "HindsightRejected: POST /v1/banks/b/memories: HTTP 422"
+    assert logs and "4921" not in json.dumps(logs, default=str)
 
 
 async def test_a_payload_that_does_not_fit_its_job_is_parked_at_once(fake_redis: Redis) -> None:
