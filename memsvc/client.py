@@ -558,7 +558,8 @@ class MemoryClient:
         """Add an entry as the ``memory`` tool would; returns the tool's result.
 
         Raises :class:`WriteRefusedError` (its ``detail`` is the result) when the tool
-        refuses it, :class:`WritePendingError` when it was queued but not confirmed.
+        refuses it, :class:`WritePendingError` when it was queued but not confirmed (or
+        set aside for an operator, who may still apply it).
         """
         edit = _valid(EntryEditPayload, target=target, action="add", content=content)
         return await self._edit(user_id, agent_id, edit, deadline)
@@ -787,6 +788,8 @@ class MemoryClient:
                 "recorded (see write_outcome)",
                 event_id=event.id,
             )
+        if reply.get("parked"):  # set aside for an operator, who may still apply it
+            raise WritePendingError(str(reply.get("error")), event_id=event.id)
         result = self._answered(reply, seconds)
         if result.get("success"):
             return result

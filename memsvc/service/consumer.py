@@ -439,7 +439,11 @@ class Consumer:
             )
             parked = Receipt({"success": False, "error": told, "parked": True}, target, [])
             await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
-        reply = {"id": event.id, "ok": False, "error": told} if reply_to else None
+        reply = None
+        if reply_to:
+            reply = {"id": event.id, "ok": False, "error": told}
+            if told is not error:
+                reply["parked"] = True  # not a failure to retry: its outcome is not final
         if not await self._finish(
             delivery,
             self._record(event, "dead", {**base, "error": error}),

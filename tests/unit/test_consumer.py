@@ -18,7 +18,7 @@ from redis.exceptions import OutOfMemoryError
 
 from memsvc.builtin.snapshot import WITHHELD
 from memsvc.client import MemoryClient
-from memsvc.errors import LockTimeoutError, MemoryUnavailableError
+from memsvc.errors import LockTimeoutError, MemoryUnavailableError, WritePendingError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
@@ -605,6 +605,14 @@ async def test_an_event_that_keeps_failing_is_parked_and_answered(
     assert "disk on fire" in result["error"]
     dead = await service.runtime.bus.dead_events()
     assert dead[0]["error"] == "OSError: disk on fire" and dead[0]["deliveries"] == 2
+    # a person's edit is told the same, as a write whose outcome is not final (the
+    # gateway's 503 "pending"), never as a failure a retry may fix
+    with pytest.raises(WritePendingError, match="set it aside for an operator") as info:
+        await service.client.add_memory_entry("u1", "a1", "user", "Name: Ada")
+    assert info.value.event_id and not info.value.retryable
+    assert [d["event_id"] for d in await service.runtime.bus.dead_events()][
+        1
+    ] == info.value.event_id
 
 
 async def test_a_stopped_worker_hands_back_its_events(
