@@ -302,7 +302,7 @@ def merge_patch(layer: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[st
 
 def _not_writable(where: str, path: str) -> ConfigError:
     return ConfigError(
-        f"{where}: field '{path}' cannot be overridden per user "
+        f"{where}: field '{path}' cannot be overridden in an override file "
         f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
     )
 
@@ -409,7 +409,7 @@ def _parsed_layer(path: Anchored, raw: bytes | None) -> Any:
     if raw is None:
         return {}
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8-sig"))  # a BOM, as a Windows editor saves it
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ConfigError(f"{path.relative}: not valid UTF-8 JSON: {exc}") from None
 
@@ -501,7 +501,14 @@ class ConfigLoader:
                 raise _not_writable("the update", field)
         # what is stored is checked with the change applied: a change may be what puts a
         # stored value right (one a newer release refuses, as a bound tightened)
-        updated = check_override(merge_patch(current, changes), "the update")
+        merged = merge_patch(current, changes)
+        for field in _flatten(merged):
+            if field in stored and not _names(field, USER_WRITABLE_FIELDS):
+                raise ConfigError(
+                    f"{path.relative} holds field '{field}', which cannot be overridden "
+                    f"per user: remove it first (set it to null) to update this file"
+                )
+        updated = check_override(merged, "the update")
         data = json.dumps(updated, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8")
         if broken is not None:  # kept beside once the update is known to replace it
             backup = path.sibling(f"{path.parts[-1]}.{time.time_ns()}.bak")

@@ -132,6 +132,33 @@ async def test_a_stored_field_off_the_whitelist_can_be_removed_by_an_update(
     assert json.loads(layout.user_config("u1").read_text()) == {}
 
 
+async def test_an_update_of_another_field_names_the_stored_one_in_the_way(
+    layout: DataLayout,
+) -> None:
+    """The user did not send the field that refuses the update: the file holds it."""
+    write_json(layout.user_config("u1"), {"builtin": {"memory_char_limit": 9000}})
+    loader = ConfigLoader(layout)
+    with pytest.raises(ConfigError) as info:
+        await loader.update_user("u1", {"injection": {"enabled": False}})
+    said = str(info.value)
+    assert said.startswith("users/u1/memory_config.json holds field 'builtin.memory_char_limit'")
+    assert "set it to null" in said
+
+
+async def test_an_override_file_saved_with_a_bom_is_read_not_set_aside(
+    layout: DataLayout,
+) -> None:
+    path = layout.user_config("u1")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"injection": {"enabled": False}}).encode())
+    loader = ConfigLoader(layout)
+    effective = await loader.effective("u1")
+    assert effective.config.injection.enabled is False and not effective.problems
+    updated = await loader.update_user("u1", {"injection": {"max_tokens": 500}})
+    assert updated.config.injection.enabled is False  # the hand-set value still applies
+    assert not list(path.parent.glob("*.bak"))
+
+
 @pytest.mark.parametrize("broken", [b'{"injection": {"max_tokens": 500}', b"[]"])
 async def test_a_broken_global_file_refuses_an_update_before_anything_is_written(
     layout: DataLayout, broken: bytes
