@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memsvc.events import MEMORY_TOOL
+from memsvc.paths import Target
 from memsvc.security.scanner import MAX_SCAN_CHARS
 from memsvc.store.memfile import normalise_newlines
 from memsvc.validation import describe
@@ -116,6 +117,15 @@ class MemoryToolArgs(BaseModel):
     content: str | None = _Text
     old_text: str | None = _Text
     operations: list[OperationArgs] | None = Field(default=None, max_length=MAX_OPERATIONS)
+
+
+DEFAULT_TARGET: Target = "memory"  # the file a ``memory`` call that names none writes
+
+
+def target_named(value: object) -> Target:
+    """The file ``value`` names, as a call's arguments or a logged write give it: ``user``,
+    or else the tool's default (a write refused for its target logs what it was sent)."""
+    return "user" if value == "user" else DEFAULT_TARGET
 
 
 def clean(text: str | None) -> str:

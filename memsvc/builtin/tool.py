@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 
 from memsvc.builtin import replies
 from memsvc.builtin.replies import FileView
-from memsvc.builtin.schema import MemoryToolArgs, clean, parse_args
+from memsvc.builtin.schema import DEFAULT_TARGET, MemoryToolArgs, clean, parse_args
 from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
 from memsvc.security.scanner import Scanner
@@ -131,7 +131,7 @@ class MemoryTool:
         parsed = parse_args(args)
         if isinstance(parsed, str):
             return ToolOutcome(replies.error(parsed))
-        target: Target = parsed.target or "memory"
+        target: Target = parsed.target or DEFAULT_TARGET
         batch = parsed.operations is not None and len(parsed.operations) > 0
         if batch:
             assert parsed.operations is not None

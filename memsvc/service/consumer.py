@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 
 from memsvc import telemetry
 from memsvc.builtin import replies
+from memsvc.builtin.schema import target_named
 from memsvc.errors import MemoryMisconfiguredError, is_retryable
 from memsvc.events import (
     EntryEditEvent,
@@ -526,5 +527,4 @@ def _expired(event: Event) -> bool:
 
 def _target_of(args: Any) -> Target:
     """The file a ``memory`` call's arguments name (the tool's default when none or another)."""
-    named = args.get("target") if isinstance(args, dict) else None
-    return "user" if named == "user" else "memory"
+    return target_named(args.get("target") if isinstance(args, dict) else None)

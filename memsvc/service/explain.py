@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memsvc.builtin.schema import target_named
 from memsvc.errors import InvalidInputError
 from memsvc.ids import validate_id
 from memsvc.paths import MEMORY_FILE, USER_FILE, Target
@@ -229,7 +230,7 @@ async def explain(
         if entry.event_id in seen:  # a stalled worker's late second record of one write
             continue
         seen.add(entry.event_id)
-        target: Target = "user" if entry.detail.get("target") == "user" else "memory"
+        target = target_named(entry.detail.get("target"))
         if target == "memory" and agent_id is not None and entry.agent_id != agent_id:
             continue
         if agent_id is None:
@@ -237,7 +238,7 @@ async def explain(
         writes.append(entry)
     # writes to one file that ran together can be logged in another order than applied
     for entry in in_applied_order(writes):
-        target = "user" if entry.detail.get("target") == "user" else "memory"
+        target = target_named(entry.detail.get("target"))
         for change in entry.detail.get("changes", []):
             if isinstance(change, dict):  # records from before entries were logged: actions only
                 followed.follow(file_name(target, entry.agent_id), Change.from_dict(change), entry)
