@@ -479,7 +479,7 @@ class Outage(Failures):
             await asyncio.sleep(delay)
             return
         wake.clear()
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):  # the builtin: this module's is Redis'
             await asyncio.wait_for(wake.wait(), delay)
 
 
