@@ -71,7 +71,11 @@ class ServiceSettings(BaseSettings):
     invariant is refused at start.
     """
 
-    model_config = SettingsConfigDict(env_prefix="MEMSVC_", extra="ignore", frozen=True)
+    # a refused value is never quoted back: MEMSVC_REDIS_URL and the Hindsight URL may hold
+    # credentials
+    model_config = SettingsConfigDict(
+        env_prefix="MEMSVC_", extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     data_dir: Path = Field(default_factory=_default_data_dir)
     config: Path | None = None  # a config.yaml; defaults apply when unset
@@ -145,8 +149,11 @@ class ServiceSettings(BaseSettings):
         if value:
             try:  # what redis-py would refuse at the first connection (a port out of range)
                 parse_url(value)  # type: ignore[no-untyped-call]
-            except ValueError as exc:  # its words name the part, never the URL's secrets
-                raise ValueError(str(exc)) from None
+            except ValueError:  # not its words: they may quote a piece of the password
+                raise ValueError(
+                    "redis-py cannot connect to it: check its port (0-65535), its database "
+                    "number and its query options"
+                ) from None
         return value
 
     @field_validator("hindsight_url")

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from memsvc.config import HindsightConfig, InjectionConfig, MemoryConfig
-from memsvc.errors import ConfirmationError, InvalidInputError, PermissionDeniedError
+from memsvc.errors import ConfirmationError, InvalidInputError, MemsvcError, PermissionDeniedError
 from memsvc.hindsight.banks import (
     MIRROR_TAG,
     TURN_TAG,
@@ -237,15 +237,17 @@ class HindsightProvider(MemoryProvider):
             *(self._recall_one(bank, query) for bank in banks), return_exceptions=True
         )
         ranked: list[list[Memory]] = []
-        failures = []
+        failures, said = [], []
         for bank, outcome in zip(banks, outcomes, strict=True):
             if isinstance(outcome, BaseException):
-                failures.append(f"{bank}: {outcome}")
-                log.warning("hindsight_recall_failed", bank=bank, error=str(outcome))
+                brief = outcome.logged() if isinstance(outcome, MemsvcError) else str(outcome)
+                failures.append(f"{bank}: {brief}")
+                said.append(str(outcome))
+                log.warning("hindsight_recall_failed", bank=bank, error=brief)
             else:
                 ranked.append(outcome)
         if not ranked:
-            raise HindsightError("; ".join(failures))
+            raise HindsightError("; ".join(failures), said="; ".join(said))
         return ranked
 
     async def _recall_one(self, bank: str, query: str) -> list[Memory]:

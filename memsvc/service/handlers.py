@@ -159,7 +159,7 @@ class EventHandlers:
         try:
             reply = await work
         except HindsightError as exc:
-            return self._refused(DependencyUnavailableError(f"Hindsight: {exc}"))
+            return self._refused(DependencyUnavailableError(f"Hindsight: {exc.logged()}"))
         except (RequestRefusedError, InvalidInputError) as exc:
             return self._refused(exc)
         return Handled(reply=reply)

@@ -23,7 +23,7 @@ from memsvc.builtin.schema import MEMORY_SCHEMA
 from memsvc.builtin.snapshot import ThreadRead
 from memsvc.builtin.tool import ToolOutcome
 from memsvc.config import InjectionConfig
-from memsvc.errors import ProviderLimitError
+from memsvc.errors import MemsvcError, ProviderLimitError
 from memsvc.ids import DEFAULT_THREAD
 from memsvc.paths import Target
 from memsvc.provider import MemoryProvider
@@ -116,13 +116,11 @@ class MemoryManager:
             log.warning("provider_hook_timeout", provider=provider.name, hook=hook, seconds=seconds)
             return _Failed(f"timed out after {seconds:g}s")
         except Exception as exc:
-            log.warning(
-                "provider_hook_failed",
-                provider=provider.name,
-                hook=hook,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            return _Failed(f"{type(exc).__name__}: {exc}")
+            # as logs keep it (a reason is logged with the event): no words a server sent back
+            said = exc.logged() if isinstance(exc, MemsvcError) else str(exc)
+            reason = f"{type(exc).__name__}: {said}"
+            log.warning("provider_hook_failed", provider=provider.name, hook=hook, error=reason)
+            return _Failed(reason)
 
     async def _fan_out(self, hook: str, make: Callable[[MemoryProvider], Awaitable[None]]) -> None:
         await asyncio.gather(

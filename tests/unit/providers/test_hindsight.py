@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+import structlog
 from redis.asyncio import Redis
 
 from memsvc.builtin.provider import BuiltinProvider
@@ -280,6 +281,36 @@ async def test_both_banks_failing_is_an_error_the_manager_reports_as_skipped(
     provider = make()
     with pytest.raises(HindsightError):
         await provider.prefetch("anything", thread_id="t1")
+
+
+async def test_what_a_failing_recall_sent_back_is_kept_out_of_the_logs(
+    make: MakeProvider,
+    client: HindsightClient,
+    file_store: BuiltinStore,
+    fake_redis: Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server's error body may echo the query (the user's message): the process log and
+    the reason a prefetch gives for skipping Hindsight (logged with the event) keep the
+    request and its status only."""
+
+    async def echoing(bank: str, query: str, **_: Any) -> Any:
+        raise HindsightUnavailable(
+            f"POST /v1/default/banks/{bank}/memories/recall: HTTP 500",
+            status=500,
+            said=f"could not embed {query!r}",
+        )
+
+    monkeypatch.setattr(client, "recall", echoing)
+    snapshots = RedisSnapshotCache(fake_redis, Keys("t"))
+    failures = TurnFailures(fake_redis, Keys("t"), "u1", "a1")
+    manager = MemoryManager(BuiltinProvider(file_store, Scanner(), snapshots, failures))
+    manager.add_provider(make())
+    with structlog.testing.capture_logs() as logs:
+        result = await manager.prefetch_all("my password is hunter2", thread_id="t1")
+    assert "HTTP 500" in result.skipped["hindsight"]
+    assert "hunter2" not in result.skipped["hindsight"]
+    assert logs and "hunter2" not in json.dumps(logs, default=str)
 
 
 async def test_the_query_is_cut_to_recall_max_input_chars_and_sent_with_the_budget(
