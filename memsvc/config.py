@@ -150,6 +150,11 @@ class InjectionConfig(_Section):
     include_hindsight: bool = True
     context_tag: str = Field(default="memory-context", pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
+    @property
+    def builtin_shown(self) -> bool:
+        """Whether the builtin memory (the frozen snapshot) reaches the prompt."""
+        return self.enabled and self.include_builtin
+
 
 class SecurityConfig(_Section):
     """Whether entries are scanned, the learned scorer and the optional classifier asked after
@@ -302,8 +307,8 @@ def merge_patch(layer: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[st
 
 def _not_writable(where: str, path: str) -> ConfigError:
     return ConfigError(
-        f"{where}: field '{path}' cannot be overridden in an override file "
-        f"(allowed: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
+        f"{where}: field '{path}' cannot be overridden "
+        f"(an override may set: {', '.join(sorted(USER_WRITABLE_FIELDS))})"
     )
 
 

@@ -200,7 +200,8 @@ class SnapshotCache(Protocol):
 # (deleted by hand) counts as no snapshot. The body's key is derived from the pointer
 # (the digest it starts with) and carries the same hash tag: one slot. With a ttl, both
 # are kept that much longer: a session's snapshot lives from its last turn, not its first
-# (a body outlives every pointer to it, as each keeps it for the full ttl from now).
+# (a body outlives every pointer to it, as each keeps it for the full ttl from now). Kept
+# at most once an hour (half the ttl, if shorter): a repeat prefetch writes nothing.
 _FROZEN = """
 local function frozen(pointer_key, bodies, ttl)
   local pointer = redis.call('GET', pointer_key)
@@ -209,8 +210,11 @@ local function frozen(pointer_key, bodies, ttl)
   local body = redis.call('GET', body_key)
   if not body then return nil end
   if ttl ~= '' then
-    redis.call('EXPIRE', pointer_key, ttl)
-    redis.call('EXPIRE', body_key, ttl)
+    local full = tonumber(ttl)
+    if redis.call('TTL', pointer_key) < math.max(full - 3600, full / 2) then
+      redis.call('EXPIRE', pointer_key, full)
+      redis.call('EXPIRE', body_key, full)
+    end
   end
   return {pointer, body}
 end
@@ -226,7 +230,7 @@ _READ = (
     _FROZEN
     + """
 if ARGV[3] == '1' then
-  redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], '1') end
 elseif ARGV[3] == '0' then
   redis.call('DEL', KEYS[2])
 elseif ARGV[3] == '?' and redis.call('EXISTS', KEYS[2]) == 1 then
@@ -330,8 +334,8 @@ class RedisSnapshotCache:
         """Record whether the user's injection config leaves the builtin out (a config
         update: a client's fallback must not serve what the user just turned off)."""
         key = self._keys.snapshot_withheld(user_id)
-        if withheld:
-            await self._redis.set(key, "1", ex=self._ttl)
+        if withheld:  # no expiry: it must not go before a snapshot a worker keeps alive
+            await self._redis.set(key, "1")
         else:
             await self._redis.delete(key)
 

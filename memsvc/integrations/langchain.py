@@ -82,6 +82,7 @@ from memsvc.errors import (
     AsyncOnlyError,
     InvalidInputError,
     MemoryServiceError,
+    MemoryUnavailableError,
     WritePendingError,
 )
 from memsvc.events import MAX_EVENT_BYTES, MAX_QUERY_CHARS, MAX_TURN_CHARS
@@ -335,6 +336,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 reset=False,
                 deadline=deadline,
             )
+        except MemoryUnavailableError as exc:  # published maybe: it may still be applied
+            log.warning("memory_branch_unconfirmed", **asdict(ids), parent=parent, error=str(exc))
         except MemoryServiceError as exc:
             log.warning("memory_branch_not_announced", **asdict(ids), parent=parent, error=str(exc))
 

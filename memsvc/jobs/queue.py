@@ -221,7 +221,8 @@ class DeadLetters:
                         sent.append(record)
                     continue
             log.warning("job_not_redriven", function=named, why=why)
-            left.append({"position": position, "function": named, "why": why})
+            # where it is once the run is done: each sent before it left the list
+            left.append({"position": position - len(sent), "function": named, "why": why})
         log.info("jobs_redriven", count=len(sent), left=len(left), function=function)
         return Redrive(sent, left)
 

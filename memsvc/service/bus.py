@@ -348,7 +348,8 @@ class EventBus:
                 was, error = record["stream_id"], record["error"]
             except (ValueError, TypeError, KeyError, binascii.Error) as exc:
                 log.warning("dead_event_not_redriven", bytes=len(item), error=type(exc).__name__)
-                left.append({"position": position, "why": "not an event memsvc parked"})
+                # where it is once the run is done: each sent before it left the list
+                left.append({"position": position - len(sent), "why": "not an event memsvc parked"})
                 continue
             stream_id = await self._redrive(
                 keys=[self._keys.dead_events, self._keys.events], args=[item, EVENT_FIELD, raw]

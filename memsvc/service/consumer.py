@@ -430,20 +430,20 @@ class Consumer:
             await self._bus.log.append(self._record(event, "error", {**base, "error": error}))
             return "error"  # left pending: claimed and retried after claim_idle
         reply_to = self._inbox(event.reply_to)
-        told = error
+        told, parked = error, False
         if isinstance(event, MemoryWriteEvent | EntryEditEvent):  # its outcome may be looked up
-            told = replies.parked(error)  # a re-drive may still apply it: never "retry"
+            told, parked = replies.parked(error), True  # a re-drive may apply it: never "retry"
             target = (
                 event.payload.target
                 if isinstance(event, EntryEditEvent)
                 else _target_of(event.payload.args)
             )
-            parked = Receipt({"success": False, "error": told, "parked": True}, target, [])
-            await self._rt.receipts.for_event(event.user_id, event.id).record(parked)
+            receipt = Receipt({"success": False, "error": told, "parked": True}, target, [])
+            await self._rt.receipts.for_event(event.user_id, event.id).record(receipt)
         reply = None
         if reply_to:
             reply = {"id": event.id, "ok": False, "error": told}
-            if told is not error:
+            if parked:
                 reply["parked"] = True  # not a failure to retry: its outcome is not final
         if not await self._finish(
             delivery,

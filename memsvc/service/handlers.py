@@ -89,7 +89,9 @@ class EventHandlers:
         config = memory.config.config
         switched: dict[str, Any] | None = None
         if isinstance(event, PrefetchEvent):  # its snapshot comes with the thread record
-            previous, known, read = await self._enter_thread(event, withheld=_withholds(config))
+            previous, known, read = await self._enter_thread(
+                event, withheld=not config.injection.builtin_shown
+            )
             switched = await self._follow_thread(event, manager, previous, known)
             handled = await self._dispatch(event, manager, config, read)
         elif isinstance(event, MemoryWriteEvent | ToolCallEvent | SyncTurnEvent):
@@ -177,8 +179,10 @@ class EventHandlers:
         if isinstance(event, ConfigUpdateEvent):
             async with rt.key_locks.hold_key(rt.keys.config_lock(event.user_id)):
                 effective = await rt.configs.update_user(event.user_id, event.payload.changes)
-            # a client's fallback must not serve a snapshot the user just turned off
-            await rt.snapshots.withhold(event.user_id, _withholds(effective.config))
+                # a client's fallback must not serve a snapshot the user just turned off
+                await rt.snapshots.withhold(
+                    event.user_id, not effective.config.injection.builtin_shown
+                )
         else:
             effective = await rt.configs.effective(event.user_id)  # a broken file: refused
         return shown(
@@ -432,11 +436,6 @@ class EventHandlers:
                 "at": time.time(),
             },
         )
-
-
-def _withholds(config: MemoryConfig) -> bool:
-    """Whether the user's config leaves the builtin memory out of the prompt."""
-    return not (config.injection.enabled and config.injection.include_builtin)
 
 
 def _hindsight_status(manager: MemoryManager) -> dict[str, Any]:

@@ -252,9 +252,7 @@ class MemoryManager:
         wanted, skipped = [], {}
         for provider in self.providers:
             included = (
-                injection.include_builtin
-                if provider is self.builtin
-                else injection.include_hindsight
+                injection.builtin_shown if provider is self.builtin else injection.include_hindsight
             )
             if included:
                 wanted.append(provider)

@@ -836,6 +836,8 @@ async def test_a_prefetch_without_a_worker_serves_no_snapshot_the_user_turned_of
     late = await service.client.prefetch("u1", "a1", "t1", deadline=0.2)
     assert late.degraded and late.text == ""
     assert late.skipped["builtin"] == WITHHELD
+    # no expiry of its own: a snapshot a worker keeps alive never outlives it
+    assert await service.redis.ttl(service.runtime.keys.snapshot_withheld("u1")) == -1
     other = await service.client.prefetch("u2", "a1", "t1", deadline=0.2)  # nobody else's
     assert other.skipped["builtin"] == "no frozen snapshot yet"
     service.start_consumer("w2")
@@ -861,6 +863,10 @@ async def test_a_threads_snapshot_lives_from_its_last_turn_not_its_first(
     ttl = service.settings.snapshot_ttl_seconds
     for key in (pointer, body):
         assert ttl - 60 < await service.redis.ttl(key) <= ttl
+        await service.redis.expire(key, ttl - 600)  # kept ten minutes ago
+    await service.client.prefetch("u1", "a1", "t1")  # a repeat prefetch writes nothing
+    for key in (pointer, body):
+        assert await service.redis.ttl(key) <= ttl - 600
 
 
 async def test_a_tool_call_without_a_worker_says_it_is_queued_not_lost(service: Service) -> None:

@@ -196,17 +196,22 @@ async def test_redrive_queues_each_record_as_its_typed_job_and_keeps_what_no_lon
 
     redriven = await letters.redrive(Recording())
     assert [r["payload"] for r in redriven.sent] == [flush]
-    assert redriven.left == [  # the operator is told what stays, and why
+    assert redriven.left == [  # the operator is told what stays, where it now is, and why
         {
-            "position": 1,
+            "position": 0,
             "function": "flush_turns",
             "why": "its payload no longer fits the job (InvalidInputError)",
         },
         {
-            "position": 2,
+            "position": 1,
             "function": "no_such_job",
             "why": "no job of this release is called 'no_such_job'",
         },
+    ]
+    listed = await letters.records()
+    assert [listed[r["position"]]["function"] for r in redriven.left] == [
+        "flush_turns",
+        "no_such_job",
     ]
     only_flushes = await letters.redrive(Recording(), function="no_such_job")
     assert only_flushes.sent == [] and [r["position"] for r in only_flushes.left] == [1]
