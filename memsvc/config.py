@@ -305,6 +305,23 @@ def merge_patch(layer: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[st
     return merged
 
 
+def _undotted(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``changes`` with a field named as the whitelist and ``DELETE /config/{field}`` name it
+    (``"injection.enabled": false``) set in its section, as a merge patch nests it."""
+    nested: dict[str, Any] = {}
+    for key, value in changes.items():
+        *sections, leaf = key.split(".") if isinstance(key, str) else [key]
+        level = nested
+        for section in sections:
+            inner = level.get(section)
+            level = level.setdefault(section, {}) if isinstance(inner, dict | None) else {}
+        if isinstance(value, Mapping) and isinstance(level.get(leaf), dict):
+            level[leaf] = {**level[leaf], **value}
+        else:
+            level[leaf] = value
+    return nested
+
+
 def _not_writable(where: str, path: str) -> ConfigError:
     return ConfigError(
         f"{where}: field '{path}' cannot be overridden "
@@ -494,6 +511,7 @@ class ConfigLoader:
         deployment-wide override file that cannot be used (the new config could not be
         shown). Callers serialise updates of one user (a read-modify-write of one file).
         """
+        changes = _undotted(changes)
         await self._override_layer(self._global_path)
         path = self._layout.anchored(self._user_path(user_id))
         current, broken = await self._user_layer(path)

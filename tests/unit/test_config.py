@@ -145,6 +145,24 @@ async def test_an_update_of_another_field_names_the_stored_one_in_the_way(
     assert "set it to null" in said
 
 
+async def test_an_update_may_name_a_field_as_the_whitelist_names_it(layout: DataLayout) -> None:
+    """``{"injection.enabled": false}`` was refused as an unknown input, though it is how
+    the whitelist, the config view and ``DELETE /config/{field}`` name the field."""
+    loader = ConfigLoader(layout)
+    updated = await loader.update_user(
+        "u1", {"injection.enabled": False, "injection": {"max_tokens": 500}}
+    )
+    assert updated.config.injection.enabled is False
+    assert updated.config.injection.max_tokens == 500
+    assert json.loads(layout.user_config("u1").read_text()) == {
+        "injection": {"enabled": False, "max_tokens": 500}
+    }
+    with pytest.raises(ConfigError, match=r"'builtin\.memory_char_limit' cannot be overridden"):
+        await loader.update_user("u1", {"builtin.memory_char_limit": 1})
+    cleared = await loader.update_user("u1", {"injection.enabled": None})
+    assert cleared.config.injection.enabled is True
+
+
 async def test_an_override_file_saved_with_a_bom_is_read_not_set_aside(
     layout: DataLayout,
 ) -> None:
