@@ -216,18 +216,21 @@ async def test_a_caller_cancelled_before_its_answer_leaves_nothing_kept(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not told its write is queued, the caller may do it again: nothing goes on behind it."""
+    started, released = asyncio.Event(), asyncio.Event()
 
     async def slow(real: Publish, event: Any) -> str:
-        await asyncio.sleep(0.3)
+        started.set()
+        await released.wait()  # until the caller is gone, however busy the machine
         return await real(event)
 
     published = first_publish(monkeypatch, service.client, slow)
     call = asyncio.create_task(service.client.call_tool("u1", "a1", "t1", "memory", ADD))
-    await asyncio.sleep(0.05)
+    await started.wait()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    await asyncio.sleep(1.0)  # past when the publish would have landed
+    released.set()
+    await asyncio.sleep(1.0)  # past when a publish still under way would have landed
     assert len(published) == 1 and not service.client._outbox.waiting
     assert not (service.settings.data_dir / "users/u1/USER.md").exists()
 
