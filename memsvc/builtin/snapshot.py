@@ -232,7 +232,7 @@ _READ = (
 if ARGV[3] == '1' then
   if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], '1') end
 elseif ARGV[3] == '0' then
-  redis.call('DEL', KEYS[2])
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
 elseif ARGV[3] == '?' and redis.call('EXISTS', KEYS[2]) == 1 then
   return {false, 'withheld'}
 end
