@@ -502,14 +502,15 @@ class MemoryClient:
         reset: bool = True,
         deadline: float | None = None,
     ) -> str:
-        """The agent moved to ``new_thread_id``; returns the event id once a worker applied it.
+        """The agent moved to ``new_thread_id``; returns the event id once a worker applied it,
+        or once the deadline has passed with the switch in Redis (logged
+        ``session_switch_unconfirmed``: a worker applies it later).
 
         It waits so that the thread's next events find it applied: a prefetch published
         right after a switch that only sat in Redis could be taken by another worker
         first, and freeze the files where the switch meant the parent's snapshot (or
         keep the snapshot a reset meant to drop). Raises :class:`MemoryUnavailableError`
-        when Redis or the workers do not answer within the deadline (the switch may
-        still be applied later).
+        when Redis does not take the event.
         """
         seconds = self._seconds(deadline)
         event = SessionSwitchEvent(
@@ -518,7 +519,11 @@ class MemoryClient:
                 parent_thread_id=validate_optional_id("thread_id", parent_thread_id), reset=reset
             ),
         )
-        await self._ask(event, seconds)
+        reply = await self._request(event, seconds, must_land=True)
+        if reply is None:
+            log.warning("session_switch_unconfirmed", event_id=event.id, seconds=seconds)
+        else:
+            self._answered(reply, seconds)
         return event.id
 
     async def reload_snapshot(
@@ -856,13 +861,16 @@ class MemoryClient:
             raise _redis_failure(exc, "Redis refused the event") from exc
 
     async def _request(
-        self, event: Any, seconds: float, *, keep: bool = False
+        self, event: Any, seconds: float, *, keep: bool = False, must_land: bool = False
     ) -> dict[str, Any] | None:
         """Publish ``event`` and wait for its reply, both within ``seconds``.
 
         None when no reply came in time (a publish Redis did not confirm in time may
         still be delivered, and with ``keep`` it is published until it is: see
-        :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it. When
+        :meth:`_publish`); :class:`MemoryUnavailableError` when Redis refused it.
+        ``must_land``: the publish has Redis' own timeout, whatever ``seconds`` is, and
+        one Redis did not confirm raises too (only the reply is waited for within
+        ``seconds``). When
         Redis refuses, for good, to let this client read its replies while the request
         waits, the wait ends then: :class:`MemoryMisconfiguredError` with ``sent`` (it
         may still be done; with ``keep``, it is queued).
@@ -876,9 +884,11 @@ class MemoryClient:
         self._pending[event.id] = future
         try:
             try:
-                await self._publish(event, keep=keep, within=seconds)
+                await self._publish(event, keep=keep, within=None if must_land else seconds)
                 self._redis_back.set()
             except MemoryUnavailableError as exc:
+                if must_land:
+                    raise
                 cause = exc.__cause__
                 kept = keep and isinstance(cause, SentThenLost)  # another call hears at once
                 if not (kept or isinstance(cause, RedisTimeoutError | TimeoutError)):

@@ -489,7 +489,8 @@ async def agent_session_switch(
     request: Request, body: models.SessionSwitch, who: Caller, user_id: UserQuery = None
 ) -> dict[str, Any]:
     """The agent moved to ``thread_id`` (``reset``: from the files; else keep the parent's);
-    answered once a worker applied it, so the thread's next call finds it applied."""
+    answered once a worker applied it, so the thread's next call finds it applied (or
+    once ``deadline`` has passed with it in Redis)."""
     event_id = await _mem(request).session_switch(
         acting_user(who, user_id, body.user_id),
         body.agent_id,

@@ -220,6 +220,13 @@ async def test_agent_routes_do_what_the_client_does(gateway: Gateway) -> None:
         "POST", "/agent/session-switch", json={"agent_id": "coder", "thread_id": "t2"}
     )
     assert switched.status_code == 200
+    # a deadline too short for any worker: the switch is in Redis, and that is the answer
+    hurried = await gateway.call(
+        "POST",
+        "/agent/session-switch",
+        json={"agent_id": "coder", "thread_id": "t3", "deadline": 5e-324},
+    )
+    assert hurried.status_code == 200 and len(hurried.json()["event_id"]) == 32
     queued = await gateway.call("POST", "/agent/queue-prefetch", json={**ids, "query": "next"})
     assert queued.status_code == 202
 
