@@ -386,6 +386,7 @@ class Migration:
         planned = plan(source, read)
         report.outcomes += [Outcome(o, "", "-", SKIPPED, why) for o, why in planned.skipped]
         progress = Progress.of(source)
+        held: dict[Target, set[str] | None] = dict.fromkeys(TARGETS)
         if progress.written:
             # entries an earlier run wrote to a file that is not there (a data dir set up
             # anew, another deployment) were not removed by anyone: they are written again
@@ -401,7 +402,9 @@ class Migration:
             if (item.target, item.text) in progress.written:
                 why = "by an earlier run of this file; not written again"
                 report.outcomes.append(Outcome(item.origin, item.text, destination, EARLIER, why))
-                if not progress.mirrored:
+                # not mirrored yet: only if its file still holds it (an agent may have
+                # replaced or removed it, and its own write mirrored that)
+                if not progress.mirrored and item.text in (held[item.target] or ()):
                     placed.append(item)
                 continue
             result = await self._writer.add(
@@ -435,17 +438,6 @@ class Migration:
                 "sees what was applied"
             )
         for_hindsight = await self._banks(source, to_banks, report)
-        earlier = {(o.destination, o.text) for o in report.outcomes if o.verdict == EARLIER}
-        if earlier and not progress.mirrored and not self._dry_run:
-            # an earlier run's entries not mirrored yet: only those the files still hold (an
-            # agent may have replaced or removed one, and its own write mirrored that)
-            held = await self._writer.entries(source.user_id, source.agent_id)
-            placed = [
-                item
-                for item in placed
-                if (_file_name(item.target, source.agent_id), item.text) not in earlier
-                or item.text in (held[item.target] or ())
-            ]
         if await self._mirror(source, placed, report) and not self._dry_run:
             progress.mirrored = True
             progress.save()
