@@ -391,19 +391,25 @@ async def _parked(service: Service, n: int) -> bool:
     return len(await service.runtime.bus.dead_events()) == n
 
 
+async def _refused(service: Service, n: int) -> bool:
+    """Whether ``n`` deliveries have been refused as invalid (each parks its event)."""
+    return sum(e.outcome == "invalid" for e in await service.log()) == n
+
+
+async def _park_broken(service: Service, n: int) -> None:
+    for k in range(n):
+        await service.runtime.bus.publish_raw(b'{"broken %d' % k)
+    await until(lambda: _parked(service, n))
+
+
 async def test_a_retry_publishes_each_parked_event_once_though_it_is_parked_again(
     service: Service,
 ) -> None:
-    for n in range(3):
-        await service.runtime.bus.publish_raw(b'{"broken %d' % n)
-    await until(lambda: _parked(service, 3))
+    await _park_broken(service, 3)
     redriven = await service.runtime.bus.redrive_dead()
     assert len(redriven.sent) == 3 and redriven.left == []
 
-    async def parked_twice() -> bool:
-        return sum(e.outcome == "invalid" for e in await service.log()) == 6
-
-    await until(parked_twice)
+    await until(lambda: _refused(service, 6))
     dead = await service.runtime.bus.dead_events()
     assert [record["raw"] for record in dead] == [f'{{"broken {n}' for n in range(3)]
     assert len((await service.runtime.bus.redrive_dead(limit=2)).sent) == 2
@@ -413,19 +419,14 @@ async def test_two_retries_at_once_publish_each_parked_event_once_between_them(
     service: Service,
 ) -> None:
     """Two operators (or a cron job and an operator) re-driving at once."""
-    for n in range(3):
-        await service.runtime.bus.publish_raw(b'{"broken %d' % n)
-    await until(lambda: _parked(service, 3))
+    await _park_broken(service, 3)
     parked = [record["stream_id"] for record in await service.runtime.bus.dead_events()]
     other = EventBus(service.redis, service.runtime.keys, service.runtime.bus.log)
     first, second = await asyncio.gather(service.runtime.bus.redrive_dead(), other.redrive_dead())
     assert sorted(record["was"] for record in first.sent + second.sent) == sorted(parked)
     assert first.left == second.left == []  # what the other took is not left
 
-    async def parked_twice() -> bool:
-        return sum(e.outcome == "invalid" for e in await service.log()) == 6
-
-    await until(parked_twice)
+    await until(lambda: _refused(service, 6))
     assert len(await service.runtime.bus.dead_events()) == 3
 
 
@@ -468,10 +469,7 @@ async def test_an_event_that_is_not_utf8_is_parked_and_retried_byte_for_byte(
     assert dead["error"].startswith("not UTF-8 JSON")
     await service.runtime.bus.redrive_dead()
 
-    async def refused_again() -> bool:
-        return sum(e.outcome == "invalid" for e in await service.log()) == 2
-
-    await until(refused_again)
+    await until(lambda: _refused(service, 2))
     (again,) = await service.runtime.bus.dead_events()
     assert base64.b64decode(again["raw_base64"]) == raw
     store = (await service.runtime.memory("u1", "a1")).manager.builtin.store
