@@ -115,7 +115,9 @@ class MemoryState(AgentState[Any]):
     """The middleware's markers in the agent state: checkpointed, never in input or output."""
 
     memsvc_thread: NotRequired[Annotated[str, PrivateStateAttr]]  # history recorded under it
-    memsvc_synced: NotRequired[Annotated[str, PrivateStateAttr]]  # human message recorded last
+    # the exchange recorded last (its turn's event id): a state forked after it, the answer
+    # taken out and run again, records its new answer
+    memsvc_synced: NotRequired[Annotated[str, PrivateStateAttr]]
 
 
 @dataclass(frozen=True)
@@ -221,9 +223,6 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         turn = self._turns.pop(_key(ids, human), None)
         if human is None:
             return None
-        if human.id is not None and state.get("memsvc_synced") == human.id:
-            log.info("memory_turn_already_recorded", **asdict(ids), message_id=human.id)
-            return None
         answer = _final_answer(
             state["messages"],
             state.get("structured_response"),
@@ -231,6 +230,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         )
         if answer is None:
             log.info("memory_turn_not_recorded", **asdict(ids), reason="the run gave no answer")
+            return None
+        turn_id = _turn_id(ids, human, answer)
+        if turn_id is not None and state.get("memsvc_synced") == turn_id:
+            log.info("memory_turn_already_recorded", **asdict(ids), message_id=human.id)
             return None
         tag = turn.scrub_tag if turn is not None else DEFAULT_CONTEXT_TAG
         try:
@@ -240,14 +243,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
                 ids.thread_id,
                 user_content=_plain(scrub(human.text, tag), MAX_TURN_CHARS),
                 assistant_content=_plain(scrub(answer, tag), MAX_TURN_CHARS),
-                event_id=_turn_id(ids, human, answer),
+                event_id=turn_id,
             )
         except WritePendingError as exc:  # queued, recorded once: a retried run sends none
             log.warning("memory_turn_pending", **asdict(ids), event_id=exc.event_id)
         except (MemoryServiceError, InvalidInputError) as exc:
             log.warning("memory_turn_not_recorded", **asdict(ids), error=str(exc))
             return None
-        return None if human.id is None else {"memsvc_synced": human.id}
+        return None if turn_id is None else {"memsvc_synced": turn_id}
 
     # -- helpers --------------------------------------------------------------------
 

@@ -16,7 +16,13 @@ import pytest
 import structlog.testing
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ToolStrategy
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
@@ -326,6 +332,32 @@ async def test_an_answer_regenerated_for_a_message_is_a_turn_of_its_own(
     work = "deerflow-work-alice-coder"
     await until(lambda: _documents(fake, work, 2))
     assert sorted(turns(fake.documents(work))) == ["t1:1", "t1:2"]
+
+
+async def test_an_answer_regenerated_from_the_finished_state_is_recorded_and_a_rerun_is_not(
+    service: Service,
+) -> None:
+    """A UI may regenerate by removing the answer from the thread's latest state and running
+    again: that state already holds the marker of the turn it recorded, yet the new answer
+    is an exchange of its own. Running a finished thread again, answer unchanged, records
+    nothing new."""
+    answers = iter(range(1, 10))
+    agent, _ = build(service, ScriptedModel(rule=lambda _: AIMessage(f"Answer #{next(answers)}")))
+    first = await turn(agent, "hello", message_id="m-1")
+    await recorded_turns(service, 1)
+    await agent.aupdate_state(
+        cfg("t1"),
+        {"messages": [RemoveMessage(id=first["messages"][-1].id)]},
+        as_node="MemoryMiddleware.before_agent",
+    )
+    again = await agent.ainvoke(None, config=cfg("t1"), context=ALICE)
+    assert again["messages"][-1].text == "Answer #2"
+    assert await recorded_turns(service, 2) == [("hello", "Answer #1"), ("hello", "Answer #2")]
+    with structlog.testing.capture_logs() as logs:  # after_agent once more, same answer
+        await agent.aupdate_state(cfg("t1"), {}, as_node="model")
+        await agent.ainvoke(None, config=cfg("t1"), context=ALICE)
+    assert [e for e in logs if e["event"] == "memory_turn_already_recorded"]
+    assert await recorded_turns(service, 2) == [("hello", "Answer #1"), ("hello", "Answer #2")]
 
 
 async def test_two_users_at_once_on_one_middleware_see_only_their_own_memory(
