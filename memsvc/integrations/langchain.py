@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Annotated, Any, NotRequired, TypeGuard, TypeVar
@@ -149,7 +150,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
 
     ``default_user_id`` serves runs that name no user; without it such a run is refused,
     never given some default user's memory. ``deadline`` overrides the client's prefetch
-    deadline (``MEMSVC_PREFETCH_DEADLINE_SECONDS``).
+    deadline (``MEMSVC_PREFETCH_DEADLINE_SECONDS``); a run that opens a branch shares it
+    between the branch's announcement (at most half) and the prefetch.
     """
 
     state_schema = MemoryState
@@ -179,10 +181,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
     ) -> dict[str, Any] | None:
         ids = self._ids(runtime)
         stamped = state.get("memsvc_thread")
+        deadline = self._turn_deadline()
         if stamped and stamped != ids.thread_id:
-            await self._branch(ids, parent=stamped)  # before the prefetch: it takes the snapshot
+            # before the prefetch, which takes the snapshot; the two share the turn's deadline
+            started = time.monotonic()
+            await self._branch(ids, parent=stamped, deadline=deadline / 2)
+            deadline -= time.monotonic() - started
         human = _latest_human(state["messages"])
-        self._remember(_key(ids, human), await self._fetch(ids, human))
+        self._remember(_key(ids, human), await self._fetch(ids, human, deadline))
         return None if stamped == ids.thread_id else {"memsvc_thread": ids.thread_id}
 
     async def awrap_model_call(
@@ -254,6 +260,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
 
     # -- helpers --------------------------------------------------------------------
 
+    def _turn_deadline(self) -> float:
+        return self._deadline or self._client.settings.prefetch_deadline_seconds
+
     def _ids(self, runtime: Runtime[Any] | ToolRuntime[Any, Any]) -> _Ids:
         context = runtime.context
         user = _field(context, "user_id") or self._default_user
@@ -287,7 +296,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         key = _key(ids, human)
         turn = self._turns.get(key)
         if turn is None:
-            turn = await self._fetch(ids, human)
+            turn = await self._fetch(ids, human, self._turn_deadline())
             self._remember(key, turn)
         return turn
 
@@ -297,9 +306,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         while len(self._turns) > MAX_OPEN_TURNS:
             del self._turns[next(iter(self._turns))]
 
-    async def _fetch(self, ids: _Ids, human: HumanMessage | None) -> _Turn:
+    async def _fetch(self, ids: _Ids, human: HumanMessage | None, deadline: float) -> _Turn:
         query = _plain(human.text, MAX_QUERY_CHARS) if human is not None else ""
-        context, tools = await asyncio.gather(self._prefetch(ids, query), self._tools(ids))
+        context, tools = await asyncio.gather(
+            self._prefetch(ids, query, deadline), self._tools(ids, deadline)
+        )
         return _Turn(
             snapshot=context.snapshot,
             recall=context.recall,
@@ -307,29 +318,27 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
             scrub_tag=context.scrub_tag or DEFAULT_CONTEXT_TAG,
         )
 
-    async def _prefetch(self, ids: _Ids, query: str) -> PrefetchContext:
+    async def _prefetch(self, ids: _Ids, query: str, deadline: float) -> PrefetchContext:
         context = await self._client.prefetch(
-            ids.user_id, ids.agent_id, ids.thread_id, query=query, deadline=self._deadline
+            ids.user_id, ids.agent_id, ids.thread_id, query=query, deadline=deadline
         )
         if context.skipped:  # degraded: the service did not answer, only the snapshot is left
             report = log.warning if context.degraded else log.info
             report("memory_context_skipped", **asdict(ids), skipped=context.skipped)
         return context
 
-    async def _tools(self, ids: _Ids) -> list[dict[str, Any]]:
+    async def _tools(self, ids: _Ids, deadline: float) -> list[dict[str, Any]]:
         """The user's memory tools, under the prefetch's deadline: a turn without them still
         runs."""
-        deadline = self._deadline or self._client.settings.prefetch_deadline_seconds
         try:
             return await self._client.tool_schemas(ids.user_id, ids.agent_id, deadline=deadline)
         except MemoryServiceError as exc:
             log.warning("memory_tools_unavailable", **asdict(ids), error=str(exc))
             return []
 
-    async def _branch(self, ids: _Ids, *, parent: str) -> None:
+    async def _branch(self, ids: _Ids, *, parent: str, deadline: float) -> None:
         """The history was recorded under ``parent`` (a copied checkpoint, a summary carried
         into a new thread): the new thread keeps the parent's snapshot."""
-        deadline = self._deadline or self._client.settings.prefetch_deadline_seconds
         try:
             await self._client.session_switch(
                 ids.user_id,

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -560,17 +561,7 @@ async def test_a_thread_forked_from_another_ones_checkpoint_is_its_branch(
     agent, model = build(service)
     await turn(agent, "remember: Prefers green tea")
     parent_system = model.requests[-1].system
-    saver = agent.checkpointer
-    assert isinstance(saver, InMemorySaver)
-    parent = await saver.aget_tuple(cfg("t1"))  # a fork: t1's checkpoint copied to a new thread
-    assert parent is not None
-    checkpoint = parent.checkpoint
-    await saver.aput(
-        {"configurable": {"thread_id": "fork", "checkpoint_ns": ""}},
-        checkpoint,
-        parent.metadata,
-        checkpoint["channel_versions"],
-    )
+    await fork(agent, "t1", "fork")
     await turn(agent, "hello from the fork", thread="fork")
     await turn(agent, "hello from a new thread", thread="fresh")
     (switch,) = await logged(service, "session_switch")
@@ -582,6 +573,41 @@ async def test_a_thread_forked_from_another_ones_checkpoint_is_its_branch(
     assert "Prefers green tea" in fresh.system  # ... a new thread takes the files as they are
     await turn(agent, "again from the fork", thread="fork")
     assert len(await logged(service, "session_switch")) == 1  # announced once
+
+
+async def test_a_branch_turn_with_no_worker_answering_waits_one_deadline_not_two(
+    service: Service,
+) -> None:
+    """The branch's announcement and the prefetch share the turn's deadline: a turn never
+    waits for memory longer than it was told to."""
+    agent, _ = build(service, middleware=MemoryMiddleware(service.client, deadline=3.0))
+    await turn(agent, "hello")
+    await fork(agent, "t1", "fork")
+    await service.stop_consumers()
+    started = time.monotonic()
+    with structlog.testing.capture_logs() as logs:
+        out = await turn(agent, "hello from the fork", thread="fork")
+    waited = time.monotonic() - started
+    assert out["messages"][-1].text == "You said: hello from the fork"
+    assert [e["event"] for e in logs if e["event"].startswith("session_switch")] == [
+        "session_switch_unconfirmed"
+    ]
+    assert waited < 5.5  # two deadlines one after the other take 6 s
+
+
+async def fork(agent: CompiledStateGraph[Any, Any, Any, Any], thread: str, into: str) -> None:
+    """A fork: ``thread``'s latest checkpoint copied to the new thread ``into``."""
+    saver = agent.checkpointer
+    assert isinstance(saver, InMemorySaver)
+    parent = await saver.aget_tuple(cfg(thread))
+    assert parent is not None
+    checkpoint = parent.checkpoint
+    await saver.aput(
+        {"configurable": {"thread_id": into, "checkpoint_ns": ""}},
+        checkpoint,
+        parent.metadata,
+        checkpoint["channel_versions"],
+    )
 
 
 async def test_a_run_resumed_in_another_process_keeps_its_memory(service: Service) -> None:
