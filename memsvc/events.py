@@ -363,10 +363,13 @@ class InvalidEvent(InvalidInputError):
         self.raw = raw
 
     def field(self, name: str) -> str | None:
-        """A top-level string field of the raw event, if it has one (for the record)."""
+        """A top-level string field of the raw event, if it has one that is text (for the
+        record): a lone surrogate (``"\\udcff"`` is valid JSON) cannot be sent to Redis."""
         try:
             value = json.loads(self.raw).get(name)
-        except (ValueError, AttributeError, RecursionError):
+            if isinstance(value, str):
+                value.encode("utf-8")
+        except (ValueError, AttributeError, RecursionError):  # UnicodeError is a ValueError
             return None
         return value if isinstance(value, str) else None
 

@@ -27,7 +27,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError, NoScriptError
+from redis.exceptions import ConnectionError, DataError, NoScriptError
 
 from memsvc.redisconn import SentThenLost, noting_sends
 from memsvc.tasks import TaskSet
@@ -115,6 +115,13 @@ class CommandBatcher:
                         spans.append((start, len(pipe)))
                     results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:  # the whole pipeline: every caller hears it
+            if len(batch) > 1 and _unsendable(exc) and not sends.written:
+                # a command that cannot be packed (a string with a lone surrogate): nothing
+                # left, and each caller's commands go alone, in order, so that it fails only
+                # its own caller
+                for call in batch:
+                    await self._send([call])
+                return
             if sends.lost and isinstance(exc, ConnectionError):  # the commands may have run
                 lost = SentThenLost(str(exc))
                 lost.__cause__ = exc
@@ -146,6 +153,11 @@ class _Call:
     result: asyncio.Future[list[Any]]
     abandoned: Abandoned | None
     checked: int | None = None
+
+
+def _unsendable(exc: BaseException) -> bool:
+    """An error of packing a command (its arguments), not of Redis or the connection."""
+    return isinstance(exc, DataError | UnicodeError | TypeError)
 
 
 def _first_error(results: list[Any]) -> Exception | None:

@@ -240,6 +240,30 @@ class Consumer:
                 log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
                 if self._exit_when_refused and refused_user(exc):
                     self._refusal = exc
+                elif delivery.deliveries >= self._max_deliveries:
+                    await self._park_unfinished(delivery, exc)
+
+    async def _park_unfinished(self, delivery: Delivery, exc: Exception) -> None:
+        """Park an event whose own record or reply could not be finished, delivery after
+        delivery (a value Redis cannot take, a defect): under a record that names nothing of
+        it but its stream id, so that it stops coming back; its bytes are kept for a
+        re-drive. While Redis is away this fails too, and the event stays pending."""
+        error = f"cannot finish: {exc!r}"
+        record = LogRecord(
+            outcome="dead",
+            type="?",
+            event_id=delivery.stream_id,
+            user_id="",
+            agent_id="",
+            thread_id="",
+            detail={"error": error, "worker": self.name, "deliveries": delivery.deliveries},
+        )
+        try:
+            dead = {"error": error, "event_id": delivery.stream_id}
+            if await self._finish(delivery, record, reply_to=None, reply=None, dead=dead):
+                telemetry.current().event_done("?", "dead", 0.0)
+        except Exception as again:
+            log.error("event_not_parked", stream_id=delivery.stream_id, error=repr(again))
 
     def _refused_for_good(self, exc: BaseException) -> None:
         """End the run when Redis refuses this worker's user (an ACL, credentials, a command

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import math
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -384,6 +385,52 @@ async def test_a_malformed_event_is_recorded_and_the_worker_carries_on(service: 
     assert [e.detail["error"][:15] for e in invalid] == ["not UTF-8 JSON:", "unknown event t"]
     dead = await service.runtime.bus.dead_events()
     assert len(dead) == 2 and dead[1]["event_id"] == "b" * 32
+    assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_an_event_naming_a_lone_surrogate_is_parked_with_the_invalid_ones_beside_it(
+    service: Service,
+) -> None:
+    """``"\\udcff"`` is valid JSON but no text Redis can take: its record must not carry it,
+    and the record of another event finished in the same pipeline must not fail with it."""
+    await service.stop_consumers()  # the three are read, and finished, together
+    surrogate = {"type": "memory_read", "user_id": "mallory\udcff", "agent_id": "a"}
+    surrogate |= {"thread_id": "t", "id": "badbad02", "ts": time.time()}
+    await service.runtime.bus.publish_raw(json.dumps(surrogate).encode())
+    await service.runtime.bus.publish_raw(b'{"type": "nope", "user_id": "u1"}')
+    await service.runtime.bus.publish_raw(b"[1, 2]")
+    service.start_consumer("w2")
+    await until(lambda: _parked(service, 3))
+    entries = await service.log()
+    assert [(e.outcome, e.user_id) for e in entries] == [
+        ("invalid", ""),
+        ("invalid", "u1"),
+        ("invalid", ""),
+    ]
+    assert "badbad02" in [e.event_id for e in entries]
+    assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_an_event_whose_record_keeps_failing_is_parked_after_its_deliveries(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A defect on the way to an event's own record (here: its raw text cannot be logged)
+    must not bring the event back for ever: past ``max_deliveries`` it is parked under a
+    record that names nothing of it but its stream id, its bytes kept for a re-drive."""
+
+    def broken(self: Consumer, raw: bytes) -> str:
+        raise TypeError("a defect")
+
+    monkeypatch.setattr(Consumer, "_raw_logged", broken)
+    object.__setattr__(service.settings, "max_deliveries", 2)
+    service.consumers[0][0]._max_deliveries = 2
+    stream_id = await service.runtime.bus.publish_raw(b'{"broken')
+    await until(lambda: _parked(service, 1))
+    (entry,) = await service.log()
+    assert (entry.outcome, entry.event_id) == ("dead", stream_id)
+    assert entry.detail["deliveries"] == 2 and "a defect" in entry.detail["error"]
+    (dead,) = await service.runtime.bus.dead_events()
+    assert dead["raw"] == '{"broken' and dead["stream_id"] == stream_id
     assert await service.runtime.bus.pending_count() == 0
 
 

@@ -84,6 +84,23 @@ async def test_an_error_reaches_only_the_caller_whose_command_failed(redis: Redi
     assert await redis.get("before") == b"1"  # a pipeline, not a transaction
 
 
+async def test_a_command_that_cannot_be_packed_fails_only_its_caller(redis: Redis) -> None:
+    """A string Redis cannot be sent (a lone surrogate from a JSON escape) fails the packing
+    of the whole pipeline: the callers that shared it are sent again, each alone, in order."""
+    batcher = CommandBatcher(redis)
+
+    outcomes = await asyncio.gather(
+        batcher.execute(lambda pipe: pipe.rpush("order", "first")),
+        batcher.execute(lambda pipe: pipe.rpush("order", "mallory\udcff")),
+        batcher.execute(lambda pipe: pipe.rpush("order", "third")),
+        return_exceptions=True,
+    )
+
+    assert outcomes[0] == [1] and outcomes[2] == [2]
+    assert isinstance(outcomes[1], UnicodeEncodeError)
+    assert await redis.lrange("order", 0, -1) == [b"first", b"third"]
+
+
 async def test_a_cancelled_callers_commands_are_still_sent(redis: Redis) -> None:
     batcher = CommandBatcher(redis)
     cancelled = asyncio.ensure_future(batcher.execute(lambda pipe: pipe.set("ack", 1)))
