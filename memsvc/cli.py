@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -586,6 +587,7 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         user_id=ns.user,
         since=time.time() - ns.since if ns.since is not None else None,
     )
+    made = not into.exists()
     try:
         report = await replay(
             EventLog(redis, Keys(settings.key_prefix)),
@@ -595,12 +597,29 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
             base=base,
             compare_with=Path(settings.data_dir) if ns.diff else None,
         )
+    except BaseException:
+        # a replay cut short leaves --into as it found it, so that the same command can run
+        # again (it was empty or absent: what is in it now is this run's)
+        _empty(into, remove=made)
+        raise
     finally:
         await redis.aclose()
     _emit(report.as_dict())
     # the files, as --diff says: a refusal's result may quote a usage read at another moment
     differs = any(v != "same" for v in report.files.values())
-    return EXIT_TOOL_FAILED if ns.diff and differs else EXIT_OK
+    left_out = bool(report.unreadable)  # the files lack what those records did
+    return EXIT_TOOL_FAILED if (ns.diff and differs) or left_out else EXIT_OK
+
+
+def _empty(folder: Path, *, remove: bool) -> None:
+    if remove:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for child in folder.iterdir() if folder.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
 
 
 async def _explain(settings: ServiceSettings, ns: argparse.Namespace) -> int:

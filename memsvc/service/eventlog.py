@@ -11,9 +11,11 @@ or type without decoding every record.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
@@ -138,10 +140,26 @@ class LogEntry:
 
 
 def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
-    f = {k.decode(): v.decode() for k, v in raw.items()}
-    try:
+    """One record as a :class:`LogEntry`, whatever the stream holds: a record not in the
+    shape memsvc writes (another release's, one added by hand, bytes damaged) is an entry
+    with no event and ``detail["unreadable"]`` (the start of its body), so that one bad
+    record never stops a reader of the whole log."""
+    f = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+    body: Any = None
+    with contextlib.suppress(ValueError, RecursionError):
         body = json.loads(f.get("body", "{}"))
-    except ValueError:
+    at: float | None = None
+    with contextlib.suppress(ValueError):
+        at = float(f.get("at", "0"))
+    readable = (
+        isinstance(body, dict)
+        and isinstance(body.get("event"), dict | None)
+        and isinstance(body.get("detail", {}), dict)
+        and at is not None
+        and math.isfinite(at)
+        and all(_is_text(v) for v in raw.values())
+    )
+    if not readable:
         body = {"event": None, "detail": {"unreadable": f.get("body", "")[:200]}}
     return LogEntry(
         stream_id=stream_id.decode() if isinstance(stream_id, bytes) else stream_id,
@@ -151,10 +169,18 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
         user_id=f.get("user", ""),
         agent_id=f.get("agent", ""),
         thread_id=f.get("thread", ""),
-        at=float(f.get("at", "0")),
+        at=at if readable and at is not None else 0.0,
         event=body.get("event"),
         detail=body.get("detail", {}),
     )
+
+
+def _is_text(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class EventLog:

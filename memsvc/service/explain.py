@@ -225,7 +225,7 @@ async def explain(
             continue
         records += 1
         oldest_at = entry.at if oldest_at is None else oldest_at
-        if entry.type not in WRITES or entry.outcome != "ok":
+        if entry.type not in WRITES or entry.outcome != "ok" or not _ours(entry):
             continue
         if entry.event_id in seen:  # a stalled worker's late second record of one write
             continue
@@ -239,9 +239,8 @@ async def explain(
     # writes to one file that ran together can be logged in another order than applied
     for entry in in_applied_order(writes):
         target = target_named(entry.detail.get("target"))
-        for change in entry.detail.get("changes", []):
-            if isinstance(change, dict):  # records from before entries were logged: actions only
-                followed.follow(file_name(target, entry.agent_id), Change.from_dict(change), entry)
+        for change in _changes(entry):
+            followed.follow(file_name(target, entry.agent_id), change, entry)
     if agent_id is None:
         agents |= _agents_on_disk(runtime, user_id)
     current = await _current(runtime, user_id, sorted(agents))
@@ -264,6 +263,33 @@ async def explain(
         if text in entry and (name, entry) not in explained
     ]
     return explanation
+
+
+def _ours(entry: LogEntry) -> bool:
+    """A write's record as a worker writes it, naming an agent memsvc could have run."""
+    if "unreadable" in entry.detail:
+        return False
+    try:
+        validate_id("agent_id", entry.agent_id)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _changes(entry: LogEntry) -> list[Change]:
+    """The entries a logged write changed. Records from before entries were logged hold
+    actions only, and a record not written by memsvc may hold anything: those give none."""
+    changes = entry.detail.get("changes")
+    if not isinstance(changes, list):
+        return []
+    return [
+        Change.from_dict(change)
+        for change in changes
+        if isinstance(change, dict)
+        and isinstance(change.get("action"), str)
+        and isinstance(change.get("content"), str)
+        and isinstance(change.get("previous"), str | None)
+    ]
 
 
 def _agents_on_disk(runtime: Runtime, user_id: str) -> set[str]:

@@ -15,14 +15,15 @@ touches the live service.
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import fakeredis
 
-from memsvc.events import EntryEditPayload
+from memsvc.events import EntryEditEvent, InvalidEvent, MemoryWriteEvent, decode
 from memsvc.paths import DataLayout, Target
 from memsvc.service.eventlog import WRITES, EventLog, LogEntry, stream_position
 from memsvc.service.runtime import Runtime
@@ -33,7 +34,9 @@ def starts_turn(entry: LogEntry) -> bool:
     """A prefetch (not a warm one, made ahead for the next turn) or a session switch that
     resets: it restarts its thread's count of failed writes, which the tool's answers
     quote (after a few, they tell the model to stop). Replayed where it was logged."""
-    payload = (entry.event or {}).get("payload") or {}
+    payload = (entry.event or {}).get("payload")
+    if not isinstance(payload, dict):
+        payload = {}
     if entry.type == "prefetch":
         return not payload.get("warm")
     return entry.type == "session_switch" and bool(payload.get("reset"))
@@ -54,10 +57,14 @@ class Slice:
             entry.outcome == "ok"
             and (entry.type in WRITES or starts_turn(entry))
             and entry.event is not None
-            and (self.user_id is None or entry.user_id == self.user_id)
+            and self.names(entry)
             and (self.since is None or entry.at >= self.since)
             and (self.until is None or entry.at <= self.until)
         )
+
+    def names(self, entry: LogEntry) -> bool:
+        """Whether the record is of the user asked for (every record, if none was)."""
+        return self.user_id is None or entry.user_id == self.user_id
 
 
 @dataclass
@@ -71,6 +78,9 @@ class ReplayReport:
     unsure: list[str] = field(default_factory=list)
     different_results: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> same | different | missing
+    # records in the slice not in the shape memsvc writes (another release's, one added by
+    # hand, damaged), left out: {"stream_id", "why"}
+    unreadable: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +91,7 @@ class ReplayReport:
             "unsure": self.unsure,
             "different_results": self.different_results,
             "files": self.files,
+            "unreadable": self.unreadable,
         }
 
 
@@ -100,11 +111,16 @@ async def replay(
     runtime = Runtime(settings.model_copy(update={"data_dir": into}), redis, shared_redis=False)
     report = ReplayReport()
     touched: set[tuple[Target, str, str]] = set()
-    wanted = [
-        entry
-        async for entry in log.entries(start=selection.start, end=selection.end)
-        if selection.wants(entry)
-    ]
+    wanted: list[LogEntry] = []
+    async for entry in log.entries(start=selection.start, end=selection.end):
+        if "unreadable" in entry.detail and selection.names(entry):
+            report.unreadable.append({"stream_id": entry.stream_id, "why": UNREADABLE})
+        elif selection.wants(entry):
+            why = _unreadable(entry)
+            if why is None:
+                wanted.append(entry)
+            else:
+                report.unreadable.append({"stream_id": entry.stream_id, "why": why})
     # a copy of a write whose first run is logged before the slice: in ``base`` already
     replayed, unsure = await _first_runs_before(log, wanted)
     report.unsure = sorted(unsure)
@@ -119,17 +135,17 @@ async def replay(
                 report.repeated += 1
                 continue
             replayed.add(entry.event_id)
-            event = entry.event
-            if event["payload"].get("truncated"):
+            if _truncated(entry):
                 report.too_large += 1
                 continue
-            memory = await runtime.memory(event["user_id"], event["agent_id"])
-            if entry.type == "entry_edit":
-                edit = EntryEditPayload.model_validate(event["payload"])
-                outcome = await memory.manager.builtin.edit_entry(edit)
+            event = decode(_raw(entry))  # read by _unreadable already
+            memory = await runtime.memory(event.user_id, event.agent_id)
+            if isinstance(event, EntryEditEvent):
+                outcome = await memory.manager.builtin.edit_entry(event.payload)
             else:
+                assert isinstance(event, MemoryWriteEvent)
                 outcome = await memory.manager.memory_write(
-                    event["payload"]["args"], thread_id=event["thread_id"]
+                    event.payload.args, thread_id=event.thread_id
                 )
             report.events += 1
             logged = entry.detail.get("result")
@@ -139,13 +155,44 @@ async def replay(
                 report.different_results.append(
                     {"event_id": entry.event_id, "logged": logged, "replayed": outcome.result}
                 )
-            touched.add((outcome.target, event["user_id"], event["agent_id"]))
+            touched.add((outcome.target, event.user_id, event.agent_id))
     finally:
         await runtime.aclose()
         await redis.aclose()
     if compare_with is not None:
         report.files = _compare(DataLayout.at(into), DataLayout.at(compare_with), touched)
     return report
+
+
+UNREADABLE = "not a record memsvc writes"
+
+
+def _unreadable(entry: LogEntry) -> str | None:
+    """Why a wanted record cannot be replayed, if it cannot: its event is none memsvc
+    would run, or names another user, agent, thread or type than the record does (the
+    record's own fields are what a slice selects on, so a replay of one user's records
+    never writes another user's files)."""
+    if entry.type not in WRITES:
+        return None  # a turn's start: only its record's ids are used
+    if _truncated(entry):
+        return None  # counted as too large, never applied
+    try:
+        event = decode(_raw(entry))
+    except InvalidEvent as exc:
+        return f"its event cannot be run: {exc.reason}"
+    named = (event.type, event.user_id, event.agent_id, event.thread_id)
+    if named != (entry.type, entry.user_id, entry.agent_id, entry.thread_id):
+        return "its event names another user, agent, thread or type than the record"
+    return None
+
+
+def _truncated(entry: LogEntry) -> bool:
+    payload = (entry.event or {}).get("payload")
+    return isinstance(payload, dict) and payload.get("truncated") is True
+
+
+def _raw(entry: LogEntry) -> bytes:
+    return json.dumps(entry.event).encode("utf-8")
 
 
 async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> tuple[set[str], set[str]]:
@@ -180,15 +227,31 @@ def in_applied_order(entries: list[LogEntry]) -> list[LogEntry]:
     keep their places; without a journal nothing has one, and the log order stays.
     """
     slots: dict[tuple[str, ...], list[int]] = {}
+    keys: dict[int, tuple[int, int, int]] = {}
     for index, entry in enumerate(entries):
-        if "position" in entry.detail:
+        position = entry.detail.get("position")
+        if _is_position(position):
+            version, changed, among = position
+            # A batch that changed nothing left the version as it was, so its index
+            # orders it only within its batch; batches of one version that changed
+            # nothing (refusals, one after another) keep the log's order among them.
+            keys[index] = (version, changed, among if changed else index)
             slots.setdefault(_file_of(entry), []).append(index)
     ordered = list(entries)
     for indexes in slots.values():
-        writes = sorted((entries[i] for i in indexes), key=lambda w: tuple(w.detail["position"]))
-        for index, write in zip(indexes, writes, strict=True):
-            ordered[index] = write
+        for index, moved in zip(indexes, sorted(indexes, key=keys.__getitem__), strict=True):
+            ordered[index] = entries[moved]
     return ordered
+
+
+def _is_position(value: object) -> TypeGuard[list[int]]:
+    """Where a write stood among its file's writes, as a worker logs it (anything else in
+    that place, in a record not written by memsvc, gives it none)."""
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    )
 
 
 def _file_of(entry: LogEntry) -> tuple[str, ...]:

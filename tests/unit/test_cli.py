@@ -326,6 +326,27 @@ def test_a_redis_that_never_answers_exits_3_within_its_timeout(
     assert time.monotonic() - started < 60  # generous: the timeout is 1.5 s a command
 
 
+def test_a_replay_cut_short_leaves_into_as_it_was_so_the_same_command_runs_again(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Exit 3 says the same command may work later: a replay that had copied its base in
+    before Redis failed it must not make the next run refuse a full ``--into``."""
+    backup = tmp_path / "backup"
+    (backup / "users/u1").mkdir(parents=True)
+    (backup / "users/u1/USER.md").write_bytes(b"Name: Ada")
+    (tmp_path / "empty").mkdir()
+    argv = ("replay", "--base", str(backup))
+    with _answering(None) as port:
+        monkeypatch.setenv("MEMSVC_REDIS_URL", f"redis://127.0.0.1:{port}/0")
+        monkeypatch.setenv("MEMSVC_REDIS_TIMEOUT_SECONDS", "1.5")
+        for into in (tmp_path / "new", tmp_path / "empty"):
+            for _ in range(2):
+                code, _, err = run(capsys, *argv, "--into", str(into))
+                assert code == 3, err
+        assert not (tmp_path / "new").exists()
+        assert list((tmp_path / "empty").iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("reply", "code"),
     [

@@ -228,3 +228,33 @@ async def test_page_tokens_are_new_each_time_and_bounded(
         assert page == []
     with pytest.raises(InvalidInputError, match="start again"):  # older ones are dropped
         await log.user_page("alice", before=tokens[0], limit=5, scan=2)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"at": "notafloat", "body": "{}"},
+        {"at": "nan", "body": "{}"},
+        {"at": "1.0", "body": "[1, 2]"},
+        {"at": "1.0", "body": '{"event": "a string", "detail": {}}'},
+        {"at": "1.0", "body": '{"event": null, "detail": [1]}'},
+        {"at": "1.0", "body": "{not json"},
+        {"at": "1.0", "body": "{}", "user": b"al\xffice"},
+    ],
+    ids=["at", "at-nan", "body-array", "event-string", "detail-list", "body-text", "not-utf8"],
+)
+async def test_a_record_not_in_the_shape_memsvc_writes_is_read_as_unreadable(
+    fake_redis: Redis, fields: dict[str, str | bytes]
+) -> None:
+    """Another release's record, one added by hand or damaged bytes: every reader of the
+    log (``log tail``, replay, explain) carries on past it."""
+    log = EventLog(fake_redis, Keys("t"))
+    await log.append(record(0))
+    raw = {"outcome": "ok", "type": "memory_write", "event_id": "x1", "user": "alice"} | fields
+    await fake_redis.xadd(Keys("t").log, raw)  # type: ignore[arg-type]
+    await log.append(record(2))
+    entries = [e async for e in log.entries()]
+    assert [e.event_id for e in entries] == ["e0", "x1", "e2"]
+    odd = entries[1]
+    assert odd.event is None and "unreadable" in odd.detail and odd.at == 0.0
+    assert [e.event_id for e in await log.tail(5)] == ["e0", "x1", "e2"]

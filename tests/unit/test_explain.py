@@ -194,3 +194,31 @@ async def test_writes_logged_in_another_order_than_applied_are_followed_as_appli
     assert history.reaches_back and history.now == "Likes oolong"
     assert [(s.action, s.thread_id) for s in history.steps] == [("add", "t1"), ("replace", "t2")]
     assert not any("does not reach back" in note for note in found.notes())
+
+
+async def test_records_not_in_the_shape_memsvc_writes_are_passed_over(service: Service) -> None:
+    """A record added by hand or by another release (a position that is no position,
+    changes that are no changes) leaves the history of the entries around it intact."""
+    await call(service, "coder", "t1", action="add", target="user", content="Likes tea")
+    for detail in (
+        '{"target": "user", "changes": 5, "position": "x"}',
+        '{"target": "user", "changes": [{"action": "add"}, {"action": 1, "content": "tea"}]}',
+    ):
+        fields = {"outcome": "ok", "type": "memory_write", "event_id": "x1", "user": "u1"}
+        body = '{"event": {}, "detail": ' + detail + "}"
+        await service.redis.xadd(service.runtime.keys.log, fields | {"at": "1", "body": body})
+    await call(
+        service,
+        "coder",
+        "t2",
+        action="replace",
+        target="user",
+        old_text="tea",
+        content="Likes green tea",
+    )
+    found = await explain(service.runtime, "green tea", user_id="u1")
+    (history,) = found.entries
+    assert [(s.action, s.before, s.after) for s in history.steps] == [
+        ("add", None, "Likes tea"),
+        ("replace", "Likes tea", "Likes green tea"),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import shutil
 from pathlib import Path
@@ -97,6 +98,63 @@ async def test_a_slice_of_one_user_touches_only_that_user(service: Service, tmp_
     assert report.events == 1
     assert (into / "users/u2/USER.md").read_bytes() == b"Name: Bo"
     assert not (into / "users/u1").exists()
+
+
+async def test_records_not_in_the_shape_memsvc_writes_are_left_out_and_listed(
+    service: Service, tmp_path: Path
+) -> None:
+    """A record another release, a hand or damage left in the log stops no replay: it is
+    listed with why, and the rest replays. A record of one user whose event names another
+    never writes that other user's files."""
+    await write_some(service)
+    entries = await service.log()
+    write = next(e for e in entries if e.type == "memory_write" and e.user_id == "u2")
+    assert write.event is not None
+    injected = {**write.event, "id": "f" * 32, "user_id": "u3"}
+    injected["payload"] = {"args": {"action": "add", "target": "user", "content": "INJECTED"}}
+    no_payload = {k: v for k, v in write.event.items() if k != "payload"} | {"id": "e" * 32}
+    odd = {
+        "not json": "{not json",
+        "u3's event": json.dumps({"event": injected, "detail": {"result": {}}}),
+        "no payload": json.dumps({"event": no_payload, "detail": {"result": {}}}),
+    }
+    ids = {}
+    for name, body in odd.items():
+        fields = {"outcome": "ok", "type": "memory_write", "event_id": name, "user": "u2"}
+        fields |= {"agent": write.agent_id, "thread": write.thread_id, "at": "1.0", "body": body}
+        ids[name] = (await service.redis.xadd(service.runtime.keys.log, fields)).decode()
+
+    into = tmp_path / "replayed"
+    report = await replay(service.runtime.log, Slice(user_id="u2"), into, service.settings)
+    assert report.events == 1 and report.same_result == 1
+    assert (into / "users/u2/USER.md").read_bytes() == b"Name: Bo"
+    assert not (into / "users/u3").exists()
+    why = {item["stream_id"]: item["why"] for item in report.unreadable}
+    assert why.keys() == set(ids.values())
+    assert why[ids["not json"]] == "not a record memsvc writes"
+    assert "another user" in why[ids["u3's event"]]
+    assert why[ids["no payload"]].startswith("its event cannot be run")
+
+
+async def test_refusals_of_one_thread_replay_in_the_order_they_were_made(
+    service: Service, tmp_path: Path
+) -> None:
+    """Refusals change no file, so its version does not order them: six threads refused
+    on one file, four times each, batch with one another in every way, and one thread's
+    refusals sit at other places of their batches. They keep the log's order, and each
+    replays with the failure count its thread had reached."""
+    refused = {"action": "remove", "target": "user", "old_text": "nothing like it"}
+
+    async def thread(n: int) -> list[dict[str, Any]]:
+        return [
+            await service.client.call_tool("u1", "a1", f"t{n}", "memory", refused) for _ in range(4)
+        ]
+
+    results = [r for rs in await asyncio.gather(*(thread(n) for n in range(6))) for r in rs]
+    assert all(r["success"] is False for r in results)
+    assert len({r["error"] for r in results}) > 1  # the count is in the answer
+    report = await replay_against_live(service, tmp_path / "replayed")
+    assert report.events == 24 and report.different_results == []
 
 
 async def test_a_file_changed_behind_the_log_shows_up_as_different(
