@@ -342,7 +342,7 @@ class HindsightClient:
             outcome = {"status": response.status_code, "operation_id": result.get("operation_id")}
             return result
         except HindsightError as exc:
-            outcome = {"status": exc.status, "error": str(exc)}
+            outcome = {"status": exc.status, "error": exc.logged()}  # not the server's words
             raise
         finally:
             log.info(

@@ -405,7 +405,7 @@ class HindsightProvider(MemoryProvider):
         still converges on the file as it is now.
         """
         lock = self._keys.mirror_lock(target, self.user_id, self.agent_id)
-        async with self._locks.hold_key(lock):
+        async with self._locks.hold_key(lock, keep=True):
             entries = await self._store.read(target)
             wanted = {mirror_document_id(target, e): e for e in entries}
             bank = self.bank_for(target, thread_id)  # a thread's bank, if the template says so
@@ -427,7 +427,7 @@ class HindsightProvider(MemoryProvider):
         nothing is deleted, since only the file can say what is gone.
         """
         lock = self._keys.mirror_lock(target, self.user_id, self.agent_id)
-        async with self._locks.hold_key(lock):
+        async with self._locks.hold_key(lock, keep=True):
             wanted = {mirror_document_id(target, e): e for e in entries}
             bank = self.bank_for(target, thread_id)
             have = set(await self._client.list_documents(bank, tags=_mirror_tags(target)))
@@ -479,7 +479,8 @@ class HindsightProvider(MemoryProvider):
         except HindsightError as exc:
             result = {
                 "success": False,
-                "error": f"Long-term memory is unavailable: {exc}. Continue without it.",
+                # not the server's words: they reach the model, and the event log
+                "error": f"Long-term memory is unavailable: {exc.logged()}. Continue without it.",
             }
         return json.dumps(result, ensure_ascii=False)
 

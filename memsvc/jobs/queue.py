@@ -277,7 +277,7 @@ def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = No
             **{k: str(payload[k]) for k in _LOGGED_IDS if payload.get(k)},
         )
         try:
-            async with asyncio.timeout(policy.try_seconds):
+            async with asyncio.timeout(policy.try_seconds) as bounded:
                 await function(ctx, payload)
         except Exception as exc:
             age = time.time() - float(payload.get("enqueued_at", time.time()))
@@ -287,7 +287,7 @@ def durable(function: JobFunction, policy: RetryPolicy, *, name: str | None = No
             said = (
                 f"{type(exc).__name__}: {exc.logged()}" if isinstance(exc, MemsvcError) else error
             )
-            if isinstance(exc, TimeoutError):
+            if bounded.expired():  # not a timeout of the job's own (a lock it waited for)
                 error = said = f"TimeoutError: the try took over {policy.try_seconds:g}s"
             if is_retryable(exc) and job_try < policy.max_tries and age < policy.max_age_seconds:
                 delay = policy.backoff(job_try, at_least=getattr(exc, "retry_after", None) or 0.0)

@@ -36,6 +36,7 @@ from memsvc.paths import DataLayout, Target
 from memsvc.redisbatch import CommandBatcher
 from memsvc.store.atomicfile import open_lock_file
 from memsvc.store.filejobs import file_job
+from memsvc.tasks import TaskSet
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +55,11 @@ local function release(lock, wake, token, wake_ms)
 end
 """
 _RELEASE = RELEASE_LUA + "return release(KEYS[1], KEYS[2], ARGV[1], ARGV[2])"
+# KEYS: lock; ARGV: token, lease (ms)
+_EXTEND = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
 
 # A waiter blocks on the wake list at most this long between looks at the lock: below the
 # shortest command timeout memsvc allows (1.5 s), so a blocked read never times out.
@@ -142,6 +148,8 @@ class RedisLocks:
         self._wait = wait_seconds
         self._local = LocalQueues()
         self._release = redis.register_script(_RELEASE)
+        self._extend = redis.register_script(_EXTEND)
+        self._keeping = TaskSet("lock leases kept")
 
     def hold(
         self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
@@ -150,9 +158,14 @@ class RedisLocks:
 
     @contextlib.asynccontextmanager
     async def hold_key(
-        self, name: str, *, reads: ReadsUnderLock | None = None
+        self, name: str, *, reads: ReadsUnderLock | None = None, keep: bool = False
     ) -> AsyncIterator[Lease]:
-        """Hold the lock named ``name`` (any key of the keyspace) for the block."""
+        """Hold the lock named ``name`` (any key of the keyspace) for the block.
+
+        ``keep``: extend the lease every third of it while the block runs, for a holder
+        whose work may outlast it with no fence to stop a late writer (a mirror waiting on
+        a slow Hindsight); one that stalls past its lease still loses it.
+        """
         deadline = time.monotonic() + self._wait
         async with self._local.turn(name, self._wait):
             token = uuid.uuid4().hex  # per critical section: tasks never share a token
@@ -162,11 +175,28 @@ class RedisLocks:
                 raise LockUnavailableError(f"cannot reach Redis for the lock: {exc}") from exc
             telemetry.current().lock_waited("redis", self._wait - (deadline - time.monotonic()))
             lease = _RedisLease(Fence(name, token, self._lease_ms), found)
+            keeping = self._keeping.spawn(self._keep(name, token)) if keep else None
             try:
                 yield lease
             finally:
+                if keeping is not None:
+                    keeping.cancel()  # an extension under way lands before the release
                 if not lease.released:
                     await asyncio.shield(self._release_lease(name, token))
+
+    async def _keep(self, name: str, token: str) -> None:
+        while True:
+            await asyncio.sleep(self._lease_ms / 3000)
+            try:
+                kept = await self._commands.script(
+                    self._extend, keys=[name], args=[token, self._lease_ms]
+                )
+            except RedisError as exc:  # the next tick tries again, within the lease
+                log.warning("lock_not_extended", lock=name, error=str(exc))
+                continue
+            if not kept:
+                log.warning("lock_lost", lock=name)
+                return
 
     async def _acquire(
         self, name: str, token: str, reads: ReadsUnderLock | None, deadline: float
@@ -244,14 +274,18 @@ class ProcessLocks:
         self._local = LocalQueues()
 
     @contextlib.asynccontextmanager
-    async def hold_key(self, name: str) -> AsyncIterator[Lease]:
+    async def hold_key(self, name: str, *, keep: bool = False) -> AsyncIterator[Lease]:
+        """``keep`` is what these locks always do: they expire never."""
         async with self._local.turn(name, self._wait):
             yield _HeldLease()
 
 
 class KeyedLocks(Protocol):
-    def hold_key(self, name: str) -> contextlib.AbstractAsyncContextManager[Lease]:
-        """Hold the lock named ``name`` for the duration of the block."""
+    def hold_key(
+        self, name: str, *, keep: bool = False
+    ) -> contextlib.AbstractAsyncContextManager[Lease]:
+        """Hold the lock named ``name`` for the duration of the block (``keep``: while the
+        block runs, however long)."""
 
 
 class _HeldLease:

@@ -12,6 +12,7 @@ import structlog
 from arq.worker import Retry
 from redis.asyncio import Redis
 
+from memsvc.errors import LockTimeoutError
 from memsvc.hindsight.client import HindsightRejected, HindsightUnavailable
 from memsvc.jobs.functions import job_functions
 from memsvc.jobs.payloads import FlushJob, Job
@@ -107,6 +108,22 @@ async def test_a_try_that_runs_too_long_is_retried_not_lost(fake_redis: Redis) -
         await job(context(fake_redis), {"enqueued_at": time.time()})
     (entry,) = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
     assert entry.outcome == "error" and "took over 0.05s" in entry.detail["error"]
+
+
+async def test_a_lock_that_stayed_busy_is_said_as_such_not_as_a_slow_try(
+    fake_redis: Redis,
+) -> None:
+    """A lock's timeout is a ``TimeoutError`` too, but the try did not run out of time:
+    what an operator reads must say which it was."""
+
+    async def locked_out(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+        raise LockTimeoutError("'t:mirror:lock' stayed busy for 10s")
+
+    job = durable(locked_out, RetryPolicy(try_seconds=24))
+    with pytest.raises(Retry):
+        await job(context(fake_redis), {"enqueued_at": time.time()})
+    (entry,) = [e async for e in EventLog(fake_redis, Keys("t")).entries()]
+    assert entry.detail["error"] == "LockTimeoutError: 't:mirror:lock' stayed busy for 10s"
 
 
 async def test_a_job_older_than_the_max_age_is_parked_not_retried(fake_redis: Redis) -> None:

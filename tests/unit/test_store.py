@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import structlog.testing
 from redis.asyncio import Redis
 
 from memsvc.errors import LockLostError, LockTimeoutError, LockUnavailableError
@@ -193,6 +194,39 @@ async def test_a_writer_whose_lease_expired_does_not_overwrite_the_file(
         await stale.write("user", [Op("add", "must not land")])
     assert await store.read("user") == ["kept"]
     assert [p.name for p in store.path("user").parent.iterdir() if p.suffix == ".tmp"] == []
+
+
+@pytest.mark.parametrize("keep", [True, False])
+async def test_a_lock_kept_outlives_its_lease_while_its_holder_works(
+    fake_redis: Redis, keep: bool
+) -> None:
+    """A mirror waiting on a slow Hindsight holds its lock past the lease: kept, another
+    worker waits for it; not kept, the other takes it once the lease runs out."""
+    keys = Keys("t")
+    mine = RedisLocks(fake_redis, keys, lease_seconds=1.0, wait_seconds=30)
+    theirs = RedisLocks(fake_redis, keys, lease_seconds=1.0, wait_seconds=30)
+    order: list[str] = []
+    held = asyncio.Event()
+
+    async def slow_holder() -> None:
+        async with mine.hold_key("t:mirror:lock", keep=keep):
+            held.set()
+            await asyncio.sleep(2.5)  # two and a half leases
+            order.append("first done")
+
+    async def other() -> None:
+        await held.wait()
+        async with theirs.hold_key("t:mirror:lock"):
+            order.append("second in")
+
+    with structlog.testing.capture_logs() as logs:
+        await asyncio.gather(slow_holder(), other())
+    if keep:
+        assert order == ["first done", "second in"]
+        assert not [e for e in logs if e["event"] == "lock_expired_before_release"]
+    else:
+        assert order == ["second in", "first done"]
+    assert await fake_redis.get("t:mirror:lock") is None
 
 
 async def test_a_busy_file_times_out_without_writing(layout: DataLayout, fake_redis: Redis) -> None:

@@ -925,6 +925,24 @@ async def test_a_tool_call_while_hindsight_is_down_tells_the_model_to_go_on(
     assert result["success"] is False and "Continue without it" in result["error"]
 
 
+async def test_what_hindsight_says_with_an_error_reaches_neither_the_model_nor_the_logs(
+    make: MakeProvider, fake: FakeHindsight, client: HindsightClient
+) -> None:
+    """A server's error text may echo the request (a turn, a query): the model is told the
+    route and the status, and so are the logs."""
+    for route in ("recall", "reflect"):
+        fake.fail(route, status=500, times=2)
+        name = f"hindsight_{route}"
+        result = await call(make(memory_mode="tools"), name, query="my PIN is 4921")
+        assert result["success"] is False and "HTTP 500" in result["error"]
+        assert "injected" not in result["error"]
+    fake.fail("retain", status=500)
+    with structlog.testing.capture_logs() as logs, pytest.raises(HindsightError):
+        await client.submit_retain(WORK_BANK, [RetainItem(content="my PIN is 4921")])
+    (sent,) = [e for e in logs if e["event"] == "hindsight_retain_sent"]
+    assert "HTTP 500" in sent["error"] and "injected" not in sent["error"]
+
+
 # -- through the manager ---------------------------------------------------------------
 
 
