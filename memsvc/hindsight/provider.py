@@ -513,7 +513,11 @@ class HindsightProvider(MemoryProvider):
                     content=fact,
                     document_id=doc,
                 )
-                await self._jobs.enqueue(job, job_id=self._keys.job(job.name, bank, doc))
+                # a job of its own per call: under one id per fact, a save made after the
+                # first was parked would be taken for it (a finished job's id stays taken
+                # for an hour) and dropped; the document id keeps the bank to one copy
+                call = uuid.uuid4().hex
+                await self._jobs.enqueue(job, job_id=self._keys.job(job.name, bank, doc, call))
             return {"success": True, "message": "Saved to long-term memory."}
         return {"success": False, "error": f"Unknown tool '{name}'."}
 

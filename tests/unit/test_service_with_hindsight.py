@@ -209,6 +209,30 @@ async def test_the_hindsight_tools_work_through_the_client(
     ]
 
 
+async def test_a_fact_saved_again_after_its_first_save_was_parked_is_saved(
+    service: Service, fake: FakeHindsight
+) -> None:
+    """Each call to save a fact is a job of its own: the second save of a fact whose first
+    was refused is sent, not taken for the first; the bank holds it once either way."""
+    service.runtime.layout.user_config("u1").parent.mkdir(parents=True, exist_ok=True)
+    service.runtime.layout.user_config("u1").write_text(
+        json.dumps({"hindsight": {"memory_mode": "tools"}})
+    )
+    fact = {"content": "Drinks coffee daily"}
+    fake.fail("retain", status=400)
+    assert (await service.client.call_tool("u1", "a1", "t1", "hindsight_retain", fact))["success"]
+
+    async def parked() -> bool:
+        return len(await service.runtime.dead_letters.records()) == 1
+
+    await until(parked)
+    for _ in range(2):
+        await service.client.call_tool("u1", "a1", "t1", "hindsight_retain", fact)
+    await drained(service)
+    contents = [d.content for d in fake.documents("deerflow-work-u1-a1").values()]
+    assert contents == ["Drinks coffee daily"]
+
+
 @pytest.mark.parametrize("retain_every_n_turns", [5])
 async def test_a_new_thread_retains_what_the_old_one_still_buffered(
     service: Service, fake: FakeHindsight
