@@ -575,6 +575,8 @@ async def _replay(settings: ServiceSettings, ns: argparse.Namespace) -> int:
         if ns.user is None:
             raise UsageError("--explain needs --user")
         return await _explain_text(settings, ns.user, ns.agent, ns.explain, as_json=ns.as_json)
+    if ns.agent is not None or ns.as_json:  # said to do something this replay would not do
+        raise UsageError("--agent and --json go with --explain")
     if ns.into is None:
         raise UsageError("replay needs --into (or --explain)")
     base = _data_dir(ns.base) if ns.base else None

@@ -151,6 +151,8 @@ def test_arguments_no_command_can_use_are_refused_before_it_runs(
         (["--from", "5-3", "--to", "5-2"], "--from 5-3 comes after --to 5-2"),
         (["--base", "{tmp}"], "is not a memsvc data dir: it has no users/ folder"),
         (["--base", "{tmp}/nowhere"], "is not a memsvc data dir"),
+        (["--agent", "a1"], "--agent and --json go with --explain"),
+        (["--json"], "--agent and --json go with --explain"),
     ],
 )
 def test_a_replay_that_could_only_mislead_is_refused_before_it_runs(
