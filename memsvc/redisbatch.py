@@ -119,8 +119,14 @@ class CommandBatcher:
                 # a command that cannot be packed (a string with a lone surrogate): nothing
                 # left, and each caller's commands go alone, in order, so that it fails only
                 # its own caller
-                for call in batch:
-                    await self._send([call])
+                for done, call in enumerate(batch):
+                    try:
+                        await self._send([call])
+                    except BaseException as cut:  # cut short: the rest hear it too
+                        for rest in batch[done + 1 :]:
+                            if not rest.result.done():
+                                rest.result.set_exception(_cut_short(cut))
+                        raise
                 return
             if sends.lost and isinstance(exc, ConnectionError):  # the commands may have run
                 lost = SentThenLost(str(exc))

@@ -43,7 +43,7 @@ from memsvc.events import (
     decode,
 )
 from memsvc.paths import Target
-from memsvc.redisconn import Failures, Outage, cancel_and_wait, refused_user
+from memsvc.redisconn import REDIS_DOWN, Failures, Outage, cancel_and_wait, refused_user
 from memsvc.service.bus import Delivery
 from memsvc.service.eventlog import LogRecord, text_summary
 from memsvc.service.handlers import EventHandlers
@@ -240,14 +240,15 @@ class Consumer:
                 log.error("event_unfinished", stream_id=delivery.stream_id, error=repr(exc))
                 if self._exit_when_refused and refused_user(exc):
                     self._refusal = exc
-                elif delivery.deliveries >= self._max_deliveries:
+                elif delivery.deliveries >= self._max_deliveries and not _redis_trouble(exc):
                     await self._park_unfinished(delivery, exc)
 
     async def _park_unfinished(self, delivery: Delivery, exc: Exception) -> None:
         """Park an event whose own record or reply could not be finished, delivery after
         delivery (a value Redis cannot take, a defect): under a record that names nothing of
         it but its stream id, so that it stops coming back; its bytes are kept for a
-        re-drive. While Redis is away this fails too, and the event stays pending."""
+        re-drive. Not after Redis trouble: a finish whose answer was lost may have run,
+        and parking would run the event again on a re-drive; the event stays pending."""
         error = f"cannot finish: {exc!r}"
         record = LogRecord(
             outcome="dead",
@@ -552,3 +553,8 @@ def _expired(event: Event) -> bool:
 def _target_of(args: Any) -> Target:
     """The file a ``memory`` call's arguments name (the tool's default when none or another)."""
     return target_named(args.get("target") if isinstance(args, dict) else None)
+
+
+def _redis_trouble(exc: Exception) -> bool:
+    """Redis away, or an answer of its: what a finish met may have been run in part."""
+    return isinstance(exc, (*REDIS_DOWN, RedisError))

@@ -142,8 +142,8 @@ class LogEntry:
 def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
     """One record as a :class:`LogEntry`, whatever the stream holds: a record not in the
     shape memsvc writes (another release's, one added by hand, bytes damaged) is an entry
-    with no event and ``detail["unreadable"]`` (the start of its body), so that one bad
-    record never stops a reader of the whole log."""
+    with no event and ``detail["unreadable"]`` (the start of its body), dated by its
+    stream id, so that one bad record never stops a reader of the whole log."""
     f = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
     body: Any = None
     with contextlib.suppress(ValueError, RecursionError):
@@ -159,17 +159,19 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
         and math.isfinite(at)
         and all(_is_text(v) for v in raw.values())
     )
+    stream_id = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
     if not readable:
         body = {"event": None, "detail": {"unreadable": f.get("body", "")[:200]}}
+        at = stream_position(stream_id)[0] / 1000  # when it was added, which Redis says
     return LogEntry(
-        stream_id=stream_id.decode() if isinstance(stream_id, bytes) else stream_id,
+        stream_id=stream_id,
         outcome=f.get("outcome", ""),
         type=f.get("type", ""),
         event_id=f.get("event_id", ""),
         user_id=f.get("user", ""),
         agent_id=f.get("agent", ""),
         thread_id=f.get("thread", ""),
-        at=at if readable and at is not None else 0.0,
+        at=at if at is not None else 0.0,
         event=body.get("event"),
         detail=body.get("detail", {}),
     )

@@ -23,7 +23,7 @@ from typing import Any, TypeGuard
 
 import fakeredis
 
-from memsvc.events import EntryEditEvent, InvalidEvent, MemoryWriteEvent, decode
+from memsvc.events import EntryEditEvent, Event, InvalidEvent, MemoryWriteEvent, decode
 from memsvc.paths import DataLayout, Target
 from memsvc.service.eventlog import WRITES, EventLog, LogEntry, stream_position
 from memsvc.service.runtime import Runtime
@@ -57,14 +57,16 @@ class Slice:
             entry.outcome == "ok"
             and (entry.type in WRITES or starts_turn(entry))
             and entry.event is not None
-            and self.names(entry)
+            and self.covers(entry)
+        )
+
+    def covers(self, entry: LogEntry) -> bool:
+        """Whether the record is of the user and the time asked for."""
+        return (
+            (self.user_id is None or entry.user_id == self.user_id)
             and (self.since is None or entry.at >= self.since)
             and (self.until is None or entry.at <= self.until)
         )
-
-    def names(self, entry: LogEntry) -> bool:
-        """Whether the record is of the user asked for (every record, if none was)."""
-        return self.user_id is None or entry.user_id == self.user_id
 
 
 @dataclass
@@ -112,15 +114,20 @@ async def replay(
     report = ReplayReport()
     touched: set[tuple[Target, str, str]] = set()
     wanted: list[LogEntry] = []
+    events: dict[str, Event] = {}  # the writes' events, by stream id, as read once
     async for entry in log.entries(start=selection.start, end=selection.end):
-        if "unreadable" in entry.detail and selection.names(entry):
-            report.unreadable.append({"stream_id": entry.stream_id, "why": UNREADABLE})
+        if "unreadable" in entry.detail:
+            # a write it would have replayed (as far as its record still says)
+            if entry.outcome == "ok" and entry.type in WRITES and selection.covers(entry):
+                report.unreadable.append({"stream_id": entry.stream_id, "why": UNREADABLE})
         elif selection.wants(entry):
-            why = _unreadable(entry)
-            if why is None:
-                wanted.append(entry)
-            else:
-                report.unreadable.append({"stream_id": entry.stream_id, "why": why})
+            read = _read(entry)
+            if isinstance(read, str):
+                report.unreadable.append({"stream_id": entry.stream_id, "why": read})
+                continue
+            if read is not None:
+                events[entry.stream_id] = read
+            wanted.append(entry)
     # a copy of a write whose first run is logged before the slice: in ``base`` already
     replayed, unsure = await _first_runs_before(log, wanted)
     report.unsure = sorted(unsure)
@@ -138,7 +145,7 @@ async def replay(
             if _truncated(entry):
                 report.too_large += 1
                 continue
-            event = decode(_raw(entry))  # read by _unreadable already
+            event = events[entry.stream_id]
             memory = await runtime.memory(event.user_id, event.agent_id)
             if isinstance(event, EntryEditEvent):
                 outcome = await memory.manager.builtin.edit_entry(event.payload)
@@ -167,32 +174,29 @@ async def replay(
 UNREADABLE = "not a record memsvc writes"
 
 
-def _unreadable(entry: LogEntry) -> str | None:
-    """Why a wanted record cannot be replayed, if it cannot: its event is none memsvc
-    would run, or names another user, agent, thread or type than the record does (the
-    record's own fields are what a slice selects on, so a replay of one user's records
-    never writes another user's files)."""
-    if entry.type not in WRITES:
-        return None  # a turn's start: only its record's ids are used
-    if _truncated(entry):
-        return None  # counted as too large, never applied
+def _read(entry: LogEntry) -> Event | str | None:
+    """A wanted write's event, or why it cannot be replayed: it is none memsvc would run,
+    or names another user, agent, thread or type than the record does (the record's own
+    fields are what a slice selects on, so a replay of one user's records never writes
+    another user's files). ``None`` for a turn's start (only its record's ids are used)
+    and for a write logged without its payload (counted as too large, never applied)."""
+    if entry.type not in WRITES or _truncated(entry):
+        return None
+    # as it was sent: escaped, a text in another script would pass the size an event may have
+    raw = json.dumps(entry.event, ensure_ascii=False).encode("utf-8", "surrogatepass")
     try:
-        event = decode(_raw(entry))
+        event = decode(raw)
     except InvalidEvent as exc:
         return f"its event cannot be run: {exc.reason}"
     named = (event.type, event.user_id, event.agent_id, event.thread_id)
     if named != (entry.type, entry.user_id, entry.agent_id, entry.thread_id):
         return "its event names another user, agent, thread or type than the record"
-    return None
+    return event
 
 
 def _truncated(entry: LogEntry) -> bool:
     payload = (entry.event or {}).get("payload")
     return isinstance(payload, dict) and payload.get("truncated") is True
-
-
-def _raw(entry: LogEntry) -> bytes:
-    return json.dumps(entry.event).encode("utf-8")
 
 
 async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> tuple[set[str], set[str]]:

@@ -23,9 +23,10 @@ from memsvc.errors import LockTimeoutError, WritePendingError
 from memsvc.events import MemoryWriteEvent, MemoryWritePayload, PrefetchEvent, encode, stamp
 from memsvc.keys import Keys
 from memsvc.paths import DataLayout
+from memsvc.redisconn import SentThenLost
 from memsvc.service.bus import EventBus
 from memsvc.service.consumer import Consumer
-from memsvc.service.eventlog import EventLog
+from memsvc.service.eventlog import EventLog, LogRecord
 from memsvc.service.handlers import EventHandlers, Handled, WriteDeferred
 from memsvc.service.runtime import Runtime
 from memsvc.store import filejobs
@@ -432,6 +433,35 @@ async def test_an_event_whose_record_keeps_failing_is_parked_after_its_deliverie
     (dead,) = await service.runtime.bus.dead_events()
     assert dead["raw"] == '{"broken' and dead["stream_id"] == stream_id
     assert await service.runtime.bus.pending_count() == 0
+
+
+async def test_an_event_whose_finish_was_lost_on_the_wire_is_never_parked(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finish whose answer was lost may have run (logged, acknowledged): parked as well,
+    a re-drive would run the event again. It stays pending, however often it comes back."""
+    original = EventBus.finish
+
+    async def lost(self: EventBus, delivery: Any, record: LogRecord, **kwargs: Any) -> None:
+        if record.outcome == "dead":  # a park would land: it must not be tried
+            await original(self, delivery, record, **kwargs)
+            return
+        raise SentThenLost("Connection reset by peer")
+
+    monkeypatch.setattr(EventBus, "finish", lost)
+    object.__setattr__(service.settings, "max_deliveries", 2)
+    service.consumers[0][0]._max_deliveries = 2
+    await service.runtime.bus.publish_raw(b'{"broken')
+
+    async def delivered_thrice() -> bool:
+        pending = await service.redis.xpending_range(
+            service.runtime.keys.events, service.runtime.keys.workers_group, "-", "+", 1
+        )
+        return bool(pending) and pending[0]["times_delivered"] >= 3
+
+    await until(delivered_thrice)
+    assert await service.runtime.bus.dead_events() == []
+    assert [e for e in await service.log() if e.outcome == "dead"] == []
 
 
 async def _parked(service: Service, n: int) -> bool:

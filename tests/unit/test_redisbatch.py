@@ -101,6 +101,41 @@ async def test_a_command_that_cannot_be_packed_fails_only_its_caller(redis: Redi
     assert await redis.lrange("order", 0, -1) == [b"first", b"third"]
 
 
+HANGING: list[asyncio.Event] = []
+
+
+class HangingConnection(FakeAsyncRedisConnection):
+    """Never sends a packet that names ``hang-here``: a Redis that stopped answering."""
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        packed = b"".join(command) if isinstance(command, list) else bytes(command)
+        if b"hang-here" in packed:
+            HANGING[0].set()
+            await asyncio.Event().wait()
+        await super().send_packed_command(command, check_health)
+
+
+async def test_callers_sent_again_one_by_one_all_hear_when_the_sending_is_cut_short() -> None:
+    """The pipeline is cut short (its loop closing) while its callers are sent again one by
+    one: those not sent yet hear it, none waits for good."""
+    HANGING[:] = [asyncio.Event()]
+    redis = fakeredis.aioredis.FakeRedis(connection_class=HangingConnection)
+    batcher = CommandBatcher(redis)
+    calls = [
+        asyncio.ensure_future(batcher.execute(lambda pipe: pipe.rpush("hang-here", "a"))),
+        asyncio.ensure_future(batcher.execute(lambda pipe: pipe.rpush("k", "m\udcff"))),
+        asyncio.ensure_future(batcher.execute(lambda pipe: pipe.rpush("k", "c"))),
+    ]
+    async with asyncio.timeout(30):
+        await HANGING[0].wait()  # the first caller, sent again alone, waits on the wire
+    for task in list(batcher._sending._tasks):
+        task.cancel()
+    async with asyncio.timeout(30):  # generous: only a caller left waiting reaches it
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(o, RuntimeError) and "cut short" in str(o) for o in outcomes)
+    await redis.aclose()
+
+
 async def test_a_cancelled_callers_commands_are_still_sent(redis: Redis) -> None:
     batcher = CommandBatcher(redis)
     cancelled = asyncio.ensure_future(batcher.execute(lambda pipe: pipe.set("ack", 1)))

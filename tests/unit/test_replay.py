@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,23 @@ async def test_records_not_in_the_shape_memsvc_writes_are_left_out_and_listed(
     assert why[ids["not json"]] == "not a record memsvc writes"
     assert "another user" in why[ids["u3's event"]]
     assert why[ids["no payload"]].startswith("its event cannot be run")
+    # a slice of the time after them leaves them out, as it does any record
+    later = Slice(user_id="u2", since=time.time() + 60)
+    assert (
+        await replay(service.runtime.log, later, tmp_path / "r2", service.settings)
+    ).unreadable == []
+
+
+async def test_a_long_write_in_another_script_is_replayed_not_taken_for_an_oversized_one(
+    service: Service, tmp_path: Path
+) -> None:
+    """200,000 CJK characters are 600 KB as sent, under the size an event may have; escaped
+    as ASCII they would be twice that size."""
+    long = {"action": "add", "target": "user", "content": "龙" * 200_000}
+    result = await service.client.call_tool("u1", "a1", "t1", "memory", long)
+    assert result["success"] is False  # over the file's limit
+    report = await replay(service.runtime.log, Slice(), tmp_path / "r", service.settings)
+    assert report.unreadable == [] and report.events == 1 and report.same_result == 1
 
 
 async def test_refusals_of_one_thread_replay_in_the_order_they_were_made(
