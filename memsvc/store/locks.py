@@ -180,7 +180,7 @@ class RedisLocks:
                 yield lease
             finally:
                 if keeping is not None:
-                    keeping.cancel()  # an extension under way lands before the release
+                    keeping.cancel()  # one landing late finds the lock gone or another's: a no-op
                 if not lease.released:
                     await asyncio.shield(self._release_lease(name, token))
 
