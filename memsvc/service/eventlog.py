@@ -144,7 +144,12 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
     shape memsvc writes (another release's, one added by hand, bytes damaged) is an entry
     with no event and ``detail["unreadable"]`` (the start of its body), dated by its
     stream id, so that one bad record never stops a reader of the whole log."""
-    f = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+    text = True
+    try:
+        f = {k.decode(): v.decode() for k, v in raw.items()}
+    except UnicodeDecodeError:  # shown as far as it reads
+        text = False
+        f = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
     body: Any = None
     with contextlib.suppress(ValueError, RecursionError):
         body = json.loads(f.get("body", "{}"))
@@ -157,7 +162,7 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
         and isinstance(body.get("detail", {}), dict)
         and at is not None
         and math.isfinite(at)
-        and all(_is_text(v) for v in raw.values())
+        and text
     )
     stream_id = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
     if not readable:
@@ -175,14 +180,6 @@ def _entry(stream_id: bytes | str, raw: dict[bytes, bytes]) -> LogEntry:
         event=body.get("event"),
         detail=body.get("detail", {}),
     )
-
-
-def _is_text(value: bytes) -> bool:
-    try:
-        value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 class EventLog:

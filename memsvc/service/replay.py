@@ -34,9 +34,7 @@ def starts_turn(entry: LogEntry) -> bool:
     """A prefetch (not a warm one, made ahead for the next turn) or a session switch that
     resets: it restarts its thread's count of failed writes, which the tool's answers
     quote (after a few, they tell the model to stop). Replayed where it was logged."""
-    payload = (entry.event or {}).get("payload")
-    if not isinstance(payload, dict):
-        payload = {}
+    payload = _payload(entry)
     if entry.type == "prefetch":
         return not payload.get("warm")
     return entry.type == "session_switch" and bool(payload.get("reset"))
@@ -195,8 +193,13 @@ def _read(entry: LogEntry) -> Event | str | None:
 
 
 def _truncated(entry: LogEntry) -> bool:
+    return _payload(entry).get("truncated") is True
+
+
+def _payload(entry: LogEntry) -> dict[str, Any]:
+    """The logged event's payload, or nothing for a record that holds none fit to read."""
     payload = (entry.event or {}).get("payload")
-    return isinstance(payload, dict) and payload.get("truncated") is True
+    return payload if isinstance(payload, dict) else {}
 
 
 async def _first_runs_before(log: EventLog, wanted: list[LogEntry]) -> tuple[set[str], set[str]]:
