@@ -310,6 +310,7 @@ class Runtime:
         """
         self._closed = True
         await self._closing.wait()
+        await self.write_batches.settled()  # writes answered whose files are not renamed yet
         while self._managers:
             _, manager = self._managers.popitem()
             await manager.shutdown()

@@ -7,9 +7,11 @@ not trusted from an earlier check. Only regular files with a single link are rea
 (a hard link to a file elsewhere is refused too), opens never block (a FIFO is
 refused, not waited on) and the size is checked before reading.
 
-A reader sees the old bytes or the new bytes, never a mix, and after a write
-returns the new bytes survive a power cut: temp file in the same folder, fsync
-it, rename over the target, fsync the folder. Files are created mode 0600 and
+A reader sees the old bytes or the new bytes, never a mix, and once a rename is
+done the new bytes survive a power cut: temp file in the same folder, fsync it,
+rename over the target, fsync the folder. A writer whose commit point is elsewhere
+(the file journal in Redis) may commit between the temp file's write and its
+fsync, and answer before the rename. Files are created mode 0600 and
 folders 0700 whatever the umask (they hold what an agent knows about a person).
 """
 
@@ -42,6 +44,13 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 def fingerprint(ino: int, mtime_ns: int, size: int, data: bytes) -> str:
     """Identifies one file as written: a late rename of it brings back exactly this."""
     return f"{ino}:{mtime_ns}:{size}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def written_at(fingerprint: str) -> float | None:
+    """The mtime (unix seconds) of the file a :func:`fingerprint` names, if it names one."""
+    _, _, rest = fingerprint.partition(":")
+    mtime_ns, _, _ = rest.partition(":")
+    return int(mtime_ns) / 1e9 if mtime_ns.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -201,7 +210,9 @@ def read_in(folder: int | None, path: Anchored) -> FileState:
     if len(data) > MAX_FILE_BYTES:
         raise UnsafeFileError(f"'{path.relative}' in the data dir grew over the byte cap")
     return FileState(
-        data, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data), info.st_mtime
+        data,
+        fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data),
+        info.st_mtime_ns / 1e9,  # as written_at reads it from a fingerprint
     )
 
 
@@ -228,13 +239,14 @@ def open_lock_file(path: Anchored) -> int:
 
 @dataclass(frozen=True)
 class Staged:
-    """A replacement written and synced beside its file, not yet renamed into place."""
+    """A replacement written beside its file, not yet renamed into place."""
 
     path: Anchored
     data: bytes
     folder: int  # an open descriptor of the file's folder, closed by installing
     tmp: str
     fingerprint: str  # of the file it will be once renamed
+    synced: bool = True  # else its rename syncs it first
 
 
 async def write_atomic(
@@ -265,12 +277,22 @@ def write_atomic_now(path: Anchored, data: bytes, *, folder_fd: int | None = Non
 
 
 async def install(
-    staged: Staged, *, before_commit: Callable[[str], Awaitable[None]] | None = None
+    staged: Staged,
+    *,
+    before_commit: Callable[[str], Awaitable[None]] | None = None,
+    committed: Callable[[], Awaitable[None]] | None = None,
 ) -> str:
-    """Rename ``staged`` into place (after ``before_commit`` let it), or discard it."""
+    """Rename ``staged`` into place (after ``before_commit`` let it), or discard it.
+
+    ``committed`` is awaited once ``before_commit`` returned, for a caller whose commit
+    point that was (the file journal): it answers, and may hold the rename (and the
+    sync of a file staged unsynced) back until the answers have left.
+    """
     try:
         if before_commit is not None:
             await before_commit(staged.fingerprint)
+        if committed is not None:
+            await committed()
         await file_job(lambda: _rename(staged))
     except BaseException:
         discard_staged(staged)
@@ -287,9 +309,15 @@ def discard_staged(staged: Staged) -> None:
         os.close(staged.folder)
 
 
-def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Staged:
+def stage(
+    path: Anchored, data: bytes, *, folder_fd: int | None = None, sync: bool = True
+) -> Staged:
     """Write and sync the temp file of a replacement of ``path`` (in the calling thread),
-    through ``folder_fd`` when the caller holds the folder open already."""
+    through ``folder_fd`` when the caller holds the folder open already.
+
+    ``sync=False`` leaves the sync to the rename: for a writer whose commit point is
+    elsewhere (the file journal), which need not wait for the disk before it commits.
+    """
     folder = os.dup(folder_fd) if folder_fd is not None else _walk(path, create=True)
     assert folder is not None  # a walk that may create finds its folder
     tmp = f".{path.parts[-1]}.{secrets.token_hex(6)}.tmp"  # what staged_beside looks for
@@ -302,7 +330,8 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
         )
         try:
             write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
             os.fchmod(fd, FILE_MODE)
             info = os.fstat(fd)
         finally:
@@ -312,7 +341,12 @@ def stage(path: Anchored, data: bytes, *, folder_fd: int | None = None) -> Stage
         os.close(folder)
         raise
     return Staged(
-        path, data, folder, tmp, fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data)
+        path,
+        data,
+        folder,
+        tmp,
+        fingerprint(info.st_ino, info.st_mtime_ns, info.st_size, data),
+        synced=sync,
     )
 
 
@@ -335,6 +369,12 @@ def write_all(fd: int, data: bytes) -> None:
 
 def _rename(staged: Staged) -> None:
     path = staged.path
+    if not staged.synced:  # its bytes reach the disk before its name does
+        fd = os.open(staged.tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=staged.folder)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     try:
         os.replace(staged.tmp, path.parts[-1], src_dir_fd=staged.folder, dst_dir_fd=staged.folder)
     except OSError as exc:

@@ -52,14 +52,41 @@ class WriteBatches(Generic[T, R]):
         self._max = max_batch
         self._queues: dict[str, list[Queued[T, R]]] = {}
         self._runners: dict[str, asyncio.Task[None]] = {}
+        self._stepping_aside: dict[str, asyncio.Future[None]] = {}  # see until_queued
 
     async def submit(self, key: str, item: T, run: Runner[T, R]) -> R:
         """Queue ``item`` for ``key``; ``run`` writes a batch and settles each outcome."""
         queued: Queued[T, R] = Queued(item)
         self._queues.setdefault(key, []).append(queued)
+        aside = self._stepping_aside.get(key)
+        if aside is not None and not aside.done():
+            aside.set_result(None)
         if key not in self._runners:
             self._runners[key] = asyncio.get_running_loop().create_task(self._drain(key, run))
         return await queued.outcome
+
+    async def until_queued(self, key: str, wait: Callable[[], Awaitable[None]]) -> None:
+        """``wait()``, cut short when a write for ``key`` is queued: a batch that waits
+        (for its answers to leave) holds no write behind it, which may be one its own
+        caller makes next."""
+        if self._queues.get(key):
+            return
+        aside = self._stepping_aside[key] = asyncio.get_running_loop().create_future()
+        waiting = asyncio.ensure_future(wait())
+        try:
+            await asyncio.wait((waiting, aside), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            if self._stepping_aside.get(key) is aside:
+                del self._stepping_aside[key]
+
+    async def settled(self, *keys: str) -> None:
+        """Wait until the writes queued for ``keys`` (every key if none) are done, the
+        steps they take after their callers were answered included."""
+        while runners := [
+            runner for key, runner in self._runners.items() if not keys or key in keys
+        ]:
+            await asyncio.wait(runners)
 
     async def _drain(self, key: str, run: Runner[T, R]) -> None:
         try:

@@ -62,7 +62,8 @@ class FileJobs:
         self._clock = clock
         self._threads_until = -math.inf
         self._mean = 0.0  # of the inline jobs
-        self._events: set[object] = set()  # the events this process runs now
+        # the events this process runs now, each with the future its end resolves
+        self._events: dict[object, asyncio.Future[None]] = {}
 
     def allow_inline(self, allowed: bool = True) -> None:
         """Let jobs run inline (a worker process), or never (``allowed=False``)."""
@@ -83,10 +84,23 @@ class FileJobs:
         the context (a write batch, a repair) are this event's too.
         """
         event = object()
-        self._events.add(event)
+        ended = self._events[event] = asyncio.get_running_loop().create_future()
+
+        def end() -> None:
+            self._events.pop(event, None)
+            if not ended.done():
+                ended.set_result(None)
+
         context = contextvars.copy_context()
         context.run(_EVENT.set, event)
-        return context, lambda: self._events.discard(event)
+        return context, end
+
+    async def event_ended(self) -> None:
+        """Wait until the event this task serves has ended (at once outside any event):
+        what its caller waits for has left by then."""
+        ended = self._events.get(_EVENT.get(None))
+        if ended is not None:
+            await asyncio.wait((ended,))
 
     def use_threads(self) -> None:
         """Send jobs to threads for the next period, as slow jobs do."""
@@ -138,6 +152,11 @@ FILE_JOBS = FileJobs()  # one per process: the loop every event shares, the disk
 async def file_job(job: Callable[[], T], *, discard: Callable[[T], object] | None = None) -> T:
     """``job()`` run by the process's :data:`FILE_JOBS` (see :meth:`FileJobs.run`)."""
     return await FILE_JOBS.run(job, discard=discard)
+
+
+async def event_ended() -> None:
+    """:meth:`FileJobs.event_ended` of the process's :data:`FILE_JOBS`."""
+    await FILE_JOBS.event_ended()
 
 
 def event_started() -> tuple[contextvars.Context, Callable[[], None]]:

@@ -36,10 +36,11 @@ from memsvc.store.atomicfile import (
     stage,
     staged_beside,
     write_atomic_now,
+    written_at,
 )
 from memsvc.store.batches import Queued, WriteBatches
 from memsvc.store.edits import Applied, EditRejected, FilePosition, Op, Written, apply
-from memsvc.store.filejobs import file_job
+from memsvc.store.filejobs import event_ended, file_job
 from memsvc.store.journal import FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
@@ -136,6 +137,13 @@ class CurrentFile:
         if self.head is not None and self.lagging:
             return self.head.data
         return self.state.data or b""
+
+    @property
+    def modified(self) -> float | None:
+        """When the version served was written: a head not yet renamed was staged then."""
+        if self.head is not None and self.lagging:
+            return written_at(self.head.fingerprint)
+        return self.state.modified
 
 
 def _discard_plan(plan: _Plan) -> None:
@@ -243,7 +251,7 @@ class BuiltinStore:
             current = CurrentFile(state, heads[target])
             if current.lagging:
                 self._repair_soon(target)
-            files[target] = StoredFile(parse(current.data).entries, state.modified)
+            files[target] = StoredFile(parse(current.data).entries, current.modified)
         return files
 
     async def write(
@@ -270,14 +278,21 @@ class BuiltinStore:
             await asyncio.shield(repair)  # the caller sees the file settled
         return applied
 
+    async def settled(self) -> None:
+        """Wait until this store's writes in flight are done: answered once committed,
+        a write's file is renamed and confirmed a moment later (see :meth:`_write_batch`)."""
+        await self._batches.settled(*(str(self.path(target)) for target in TARGETS))
+
     async def _write_batch(self, target: Target, batch: list[Queued[_Write, Applied]]) -> None:
         """One locked read-modify-write for every write of ``batch``, each in its turn.
 
-        Outcomes are settled only once the batch is on disk: a write refused because of
-        an earlier one in the batch is not told so if that one never landed. They are
-        settled before the journal hears of the rename, so that the callers' replies
-        travel while that confirmation does; until it lands this file's next batch
-        waits, and a confirmation that never lands is done by the next writer.
+        Outcomes are settled only once the batch counts: a write refused because of an
+        earlier one in the batch is not told so if that one never landed. With the
+        journal a batch counts once committed (readers serve the journal's head until
+        the file is in place), so the callers' replies travel while the file is synced,
+        renamed and confirmed; until the confirmation lands this file's next batch
+        waits, and one that never lands is done by the next writer. Without it, a batch
+        counts once its file is in place.
         """
         guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
         reads = None
@@ -394,7 +409,8 @@ class BuiltinStore:
             for queued, outcome in outcomes
             if isinstance(outcome, Applied) and outcome.changes and queued.item.guard is not None
         ]
-        staged = stage(self._files[target], data, folder_fd=folder)
+        # with the journal, the commit is what makes the write count: the sync can follow it
+        staged = stage(self._files[target], data, folder_fd=folder, sync=self._journal is None)
         return _Plan(outcomes, current, staged, records)
 
     async def _replace(
@@ -402,7 +418,7 @@ class BuiltinStore:
     ) -> None:
         """Commit and rename the staged file; repair it if a newer version overtook it.
 
-        ``landed`` is called once the file is in place, before the journal is told so.
+        ``landed`` is called once the batch counts (see :meth:`_write_batch`).
         """
         assert plan.staged is not None
         current, records = plan.current, plan.records
@@ -427,10 +443,20 @@ class BuiltinStore:
                 clears=[key for guard, _ in records for key in guard.clears],
             )
 
-        written = await install(plan.staged, before_commit=commit)
-        landed()
         if self._journal is None:
+            await install(plan.staged, before_commit=commit)
+            landed()
             return
+
+        async def answered() -> None:
+            # Committed, the batch is served from the journal's head until the file is in
+            # place: its callers hear their outcomes first, and the disk waits for the
+            # event this batch serves to end (its answer sent), unless another write of
+            # the file queues meanwhile (it may be that event's own).
+            landed()
+            await self._batches.until_queued(str(self.path(target)), event_ended)
+
+        written = await install(plan.staged, before_commit=commit, committed=answered)
         head = await self._journal.confirm(
             target, self.user_id, self.agent_id, written, release=lease.fence
         )
@@ -453,6 +479,7 @@ class BuiltinStore:
             await self._journal.confirm(target, self.user_id, self.agent_id, head.fingerprint)
         elif CurrentFile(state, head).lagging:
             await self.write(target, [])
+            await self._batches.settled(str(self.path(target)))  # renamed, not just committed
         return await file_job(lambda: staged_beside(self._files[target]))
 
     def _repair_soon(self, target: Target) -> None:

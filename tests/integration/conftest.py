@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 from memsvc.hindsight.client import HindsightClient, HindsightUnavailable
 from memsvc.keys import Keys
 from memsvc.settings import ServiceSettings
-from tests.conftest import free_port
+from tests.conftest import free_port, until
 
 
 @dataclass
@@ -49,6 +49,15 @@ class WorkerPool:
                 **overrides,
             }
         )
+
+    async def renamed(self, timeout: float = 60.0) -> None:
+        """Wait until every write committed is renamed into its file and confirmed: a
+        write is answered once the file journal holds it, and its file follows."""
+
+        async def none_due() -> bool:
+            return await self.redis.zcard(self.keys.journal_due) == 0
+
+        await until(none_due, timeout=timeout)
 
     async def start(self, count: int = 1, *args: str) -> None:
         """``count`` more workers, each run as ``memsvc worker ARGS``."""

@@ -61,6 +61,7 @@ async def test_two_users_each_get_their_memory_through_a_worker_process(
             await asyncio.gather(*(turn(user, "t1", text.format(user)) for user in USERS))
         await asyncio.gather(*(turn(user, "t2", f"hello again, {user}") for user in USERS))
 
+    await workers.renamed()
     for user, other in (USERS, USERS[::-1]):
         entries = parse((data_dir / "users" / user / "USER.md").read_bytes()).entries
         assert entries == [f"Name: {user}", f"{user} prefers tea"]

@@ -153,6 +153,8 @@ async def test_workers_ride_out_two_redis_restarts_under_load(
         )
 
     await until(settled)
+    # a rename whose confirmation met Redis down is confirmed by a worker's check (30 s)
+    await own_workers.renamed(timeout=120)
     present = duplicated = 0
     for n in range(agents):
         path = data_dir / f"users/user-{n % 2}/agents/agent-{n}/MEMORY.md"

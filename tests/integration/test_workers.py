@@ -72,6 +72,7 @@ async def test_two_workers_and_200_concurrent_agents_lose_no_write(workers: Work
     assert all(r["success"] for pair in results for r in pair), [
         r for pair in results for r in pair if not r["success"]
     ][:3]
+    await workers.renamed()
     for user in range(users):
         agents = range(user * agents_per_user, (user + 1) * agents_per_user)
         shared = entries(data_dir, f"users/user-{user}/USER.md")

@@ -34,10 +34,12 @@ class Service:
     client: MemoryClient
     jobs: InlineJobs
     consumers: list[tuple[Consumer, asyncio.Task[None]]] = field(default_factory=list)
+    runtimes: list[Runtime] = field(default_factory=list)  # of the consumers started
 
     def start_consumer(self, name: str | None = None, runtime: Runtime | None = None) -> Consumer:
         consumer = Consumer(runtime or self.runtime, name=name)
         self.consumers.append((consumer, asyncio.create_task(consumer.run())))
+        self.runtimes.append(runtime or self.runtime)
         return consumer
 
     async def stop_consumers(self, grace: float = 1.0) -> None:
@@ -45,6 +47,12 @@ class Service:
             await consumer.stop(grace)
             await cancel_and_wait(task)
         self.consumers.clear()
+
+    async def settled(self) -> None:
+        """Wait until the files written are renamed (a write is answered once committed),
+        by this runtime and every consumer's."""
+        for runtime in {id(r): r for r in [self.runtime, *self.runtimes]}.values():
+            await runtime.write_batches.settled()
 
     def worker_runtime(self) -> Runtime:
         """Another worker process's runtime: same Redis and data dir, its own caches."""

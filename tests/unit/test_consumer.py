@@ -46,6 +46,7 @@ ADD = {"action": "add", "target": "user", "content": "Name: Ada"}
 async def test_a_tool_call_is_applied_by_the_worker_and_answered(service: Service) -> None:
     result = await service.client.call_tool("u1", "a1", "t1", "memory", ADD)
     assert result["success"] is True and result["message"] == "Entry added."
+    await service.settled()
     path = service.runtime.layout.store_file("user", "u1", "a1")
     assert path.read_bytes() == b"Name: Ada"
 
@@ -361,6 +362,7 @@ async def test_a_write_that_died_before_its_commit_is_applied(
     store, result = await _dies_once(service, monkeypatch, after_commit=False)
     assert result["success"] is True and result["message"] == "Entry removed."
     assert [e.outcome for e in await service.log()] == ["error", "ok"]
+    await service.settled()
     assert store.path("user").read_bytes() == b"Y"
 
 
@@ -1248,11 +1250,13 @@ async def test_a_write_runs_its_file_work_inline_only_while_its_event_runs_alone
 
     monkeypatch.setattr(EventHandlers, "handle", holding)
     alone = await service.client.call_tool("u1", "a1", "alone", "memory", ADD)
+    await service.settled()  # USER.md's next writes are not drained by its task
     held = asyncio.create_task(service.client.call_tool("u1", "a2", "held", "memory", ADD))
     await held_waits.wait()
     beside = await service.client.call_tool("u1", "a3", "beside", "memory", ADD)
     hold.set()
     assert all(r["success"] for r in (alone, beside, await held))
+    await service.settled()
     modes = {thread: {inline for t, inline in ran if t == thread} for thread, _ in ran}
     assert modes["alone"] == {True} and modes["beside"] == {False}
 

@@ -10,11 +10,14 @@ step with the journal.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
 import shutil
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from redis.asyncio import Redis
@@ -28,16 +31,18 @@ from memsvc.service import runtime
 from memsvc.service.runtime import Runtime
 from memsvc.service.sessions import SessionState
 from memsvc.settings import ServiceSettings
-from memsvc.store import journal
+from memsvc.store import atomicfile, filejobs, journal
+from memsvc.store.edits import Op
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import FileJournal
-from memsvc.store.locks import RedisLocks
+from memsvc.store.locks import FileLocks, RedisLocks
 from memsvc.store.memfile import parse
 from tests.conftest import until
 
 pytestmark = pytest.mark.usefixtures("file_jobs")
 
 KEYS = Keys("fence")
+T = TypeVar("T")
 # the steps of a write, in order; A commits its write from "committed" on
 STEPS = ["locked", "read", "temp_written", "committed", "renamed", "confirmed"]
 
@@ -64,8 +69,12 @@ class Writer:
         )
 
     async def add(self, content: str) -> dict[str, Any]:
+        """The answer to an add, once the file's rename and confirmation that follow the
+        answer (given once the journal has the write) are done too."""
         args = {"action": "add", "target": "user", "content": content}
-        return (await self.tool.call(args, thread_id="t")).result
+        result = (await self.tool.call(args, thread_id="t")).result
+        await self.store.settled()
+        return result
 
 
 def stall_at(
@@ -376,3 +385,117 @@ async def test_a_writer_cancelled_after_its_late_rename_still_puts_the_file_righ
         return sorted(on_disk(path)) == ["from A", "from B"]
 
     await until(settled, timeout=10)
+
+
+def in_event(call: Callable[[], Awaitable[T]]) -> tuple[asyncio.Task[T], Callable[[], None]]:
+    """``call()`` run as a worker runs an event: its task, and what ends the event (the
+    consumer ends it once its answer is sent)."""
+    context, end = filejobs.event_started()
+    return asyncio.get_running_loop().create_task(call(), context=context), end
+
+
+async def test_a_write_is_answered_before_its_file_is_touched_and_served_meanwhile(
+    layout: DataLayout, fake_redis: Redis
+) -> None:
+    """The answer waits for the journal, not for the disk: the file is synced and renamed
+    once the event's answer has left, and until then every reader (on any host) serves
+    the write from the journal's head."""
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    args = {"action": "add", "target": "user", "content": "two"}
+    task, end = in_event(lambda: a.tool.call(args, thread_id="t"))
+    assert (await task).result["success"]
+    path = a.store.path("user")
+    assert on_disk(path) == ["one"]  # the event has not ended: its answer is on its way
+    assert await Writer(layout, fake_redis).store.read("user") == ["one", "two"]
+    end()
+    await a.store.settled()
+    assert on_disk(path) == ["one", "two"]
+    head = await a.journal.head("user", "u1", "a1")
+    assert head is not None and not head.unconfirmed  # renamed and confirmed
+
+
+async def test_an_event_that_writes_a_file_twice_is_not_held_up_by_its_first_write(
+    layout: DataLayout, fake_redis: Redis
+) -> None:
+    """The first write's rename waits for the event's end, and the event waits for its
+    second write: the second, queued, lets the first go on at once."""
+    a = Writer(layout, fake_redis)
+
+    async def twice() -> list[dict[str, Any]]:
+        return [
+            (
+                await a.tool.call({"action": "add", "target": "user", "content": c}, thread_id="t")
+            ).result
+            for c in ("one", "two")
+        ]
+
+    task, end = in_event(twice)
+    results = await asyncio.wait_for(task, 30)
+    assert all(r["success"] for r in results), results
+    end()
+    await a.store.settled()
+    assert on_disk(a.store.path("user")) == ["one", "two"]
+
+
+@pytest.mark.parametrize("journalled", [True, False])
+async def test_a_replacement_reaches_the_disk_before_its_name_and_its_name_before_it_counts(
+    journalled: bool, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever answers first, the temp file is synced before its rename and the folder
+    after it, and the journal hears of the rename only once the folder is synced."""
+    if journalled:
+        writer = Writer(layout, fake_redis)
+        store, steps = writer.store, []
+        commit, confirm = writer.journal.commit, writer.journal.confirm
+
+        async def committing(*args: Any, **kwargs: Any) -> int:
+            steps.append("commit")
+            return await commit(*args, **kwargs)
+
+        async def confirming(*args: Any, **kwargs: Any) -> int:
+            steps.append("confirm")
+            return await confirm(*args, **kwargs)
+
+        monkeypatch.setattr(writer.journal, "commit", committing)
+        monkeypatch.setattr(writer.journal, "confirm", confirming)
+    else:
+        store, steps = BuiltinStore(layout, FileLocks(layout), user_id="u1", agent_id="a1"), []
+    fsync, replace = os.fsync, os.replace
+
+    def syncing(fd: int) -> None:
+        steps.append("sync folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "sync file")
+        fsync(fd)
+
+    def renaming(*args: Any, **kwargs: Any) -> None:
+        steps.append("rename")
+        replace(*args, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", syncing)
+    monkeypatch.setattr(os, "replace", renaming)
+    await store.write("user", [Op("add", "one")])
+    await store.settled()
+    disk = ["sync file", "rename", "sync folder"]
+    assert steps == (["commit", *disk, "confirm"] if journalled else disk)
+    assert on_disk(store.path("user")) == ["one"]
+
+
+async def test_a_rename_that_fails_after_its_commit_loses_no_answered_write(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    rename = atomicfile._rename
+
+    def fails(staged: atomicfile.Staged) -> None:
+        raise OSError(errno.EIO, "the disk failed")
+
+    monkeypatch.setattr(atomicfile, "_rename", fails)
+    assert (await a.add("two"))["success"]  # committed: it counts
+    path = a.store.path("user")
+    assert on_disk(path) == ["one"]
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert await Writer(layout, fake_redis).store.read("user") == ["one", "two"]
+    monkeypatch.setattr(atomicfile, "_rename", rename)
+    assert (await a.add("three"))["success"]
+    assert on_disk(path) == ["one", "two", "three"]

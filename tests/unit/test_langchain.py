@@ -133,7 +133,8 @@ async def _has(service: Service, type_: str, thread: str, count: int) -> bool:
     return len(await logged(service, type_, thread)) >= count
 
 
-def user_file(service: Service, user: str) -> list[str]:
+async def user_file(service: Service, user: str) -> list[str]:
+    await service.settled()  # renamed: a write is answered once committed
     return parse((service.settings.data_dir / "users" / user / "USER.md").read_bytes()).entries
 
 
@@ -146,7 +147,7 @@ async def remember(service: Service, fact: str, *, user: str = "alice") -> None:
 async def test_the_model_saves_a_fact_through_the_memory_tool(service: Service) -> None:
     agent, model = build(service)
     out = await turn(agent, "remember: Prefers green tea")
-    assert user_file(service, "alice") == ["Prefers green tea"]
+    assert await user_file(service, "alice") == ["Prefers green tea"]
     tool_message = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert tool_message.name == "memory" and tool_message.status == "success"
     assert json.loads(tool_message.text)["success"] is True
@@ -166,7 +167,7 @@ async def test_the_system_message_is_the_same_bytes_for_every_call_of_a_thread(
     assert len(systems) == 4 and len(set(systems)) == 1
     assert systems[0].startswith(PROMPT + "\n\n") and "Name: Alice" in systems[0]
     assert "green tea" not in systems[0]  # written mid-session: on disk, not in this prompt
-    assert user_file(service, "alice") == ["Name: Alice", "Prefers green tea"]
+    assert await user_file(service, "alice") == ["Name: Alice", "Prefers green tea"]
     await turn(agent, "a new session", thread="t2")
     assert "Prefers green tea" in model.requests[-1].system
 
@@ -373,8 +374,8 @@ async def test_two_users_at_once_on_one_middleware_see_only_their_own_memory(
             for who, drink, ctx in (("Alice", "tea", ALICE), ("Bob", "coffee", bob))
         )
     )
-    assert user_file(service, "alice") == ["Alice likes tea"]
-    assert user_file(service, "bob") == ["Bob likes coffee"]
+    assert await user_file(service, "alice") == ["Alice likes tea"]
+    assert await user_file(service, "bob") == ["Bob likes coffee"]
     await asyncio.gather(
         turn(agent, "what do I like, Alice?", thread="alice-new", context=ALICE),
         turn(agent, "what do I like, Bob?", thread="bob-new", context=bob),
@@ -397,7 +398,7 @@ async def test_with_hindsight_down_the_agent_still_answers(
     with structlog.testing.capture_logs() as logs:
         out = await turn(agent, "remember: Prefers green tea")
     assert out["messages"][-1].text == "Noted (memory)."
-    assert user_file(service, "alice") == ["Prefers green tea"]
+    assert await user_file(service, "alice") == ["Prefers green tea"]
     assert all("<memory-context>" not in r.human for r in model.requests)
     skips = [e for e in logs if e["event"] == "memory_context_skipped"]
     assert [set(e["skipped"]) for e in skips] == [{"hindsight"}]
@@ -504,7 +505,7 @@ async def test_a_run_that_names_no_user_is_refused(service: Service) -> None:
         await turn(agent, "hello", context=MemoryContext(user_id="alice", thread_id="../x"))
     guest, _ = build(service, middleware=MemoryMiddleware(service.client, default_user_id="guest"))
     await turn(guest, "remember: A guest", context=None)
-    assert user_file(service, "guest") == ["A guest"]
+    assert await user_file(service, "guest") == ["A guest"]
 
 
 async def test_ids_come_from_the_run_a_dict_context_and_the_configs_thread(

@@ -70,7 +70,8 @@ async def migrate(
     return report
 
 
-def entries(service: Service, relative: str) -> list[str]:
+async def entries(service: Service, relative: str) -> list[str]:
+    await service.settled()  # renamed: a write is answered once committed
     return parse((service.settings.data_dir / relative).read_bytes()).entries
 
 
@@ -90,7 +91,7 @@ async def test_each_field_of_the_mapping_lands_where_13_2_says(
     report = await migrate(service, home)
     assert not report.failed
     # the three user summaries with their prefixes, then the USER facts, surest first
-    assert entries(service, "users/zhang/USER.md") == [
+    assert await entries(service, "users/zhang/USER.md") == [
         "[Work context] " + ZHANG["user"]["workContext"]["summary"],
         "[Personal context] 住在杭州西湖区，周末喜欢爬山。",
         "[Top of mind] 正在准备把订单服务从单体拆成微服务，下个月评审。",
@@ -99,7 +100,7 @@ async def test_each_field_of_the_mapping_lands_where_13_2_says(
         "有一个五岁的女儿",
     ]
     # knowledge / goal / behavior / context, and the unknown category, in the default agent
-    assert entries(service, "users/zhang/agents/default/MEMORY.md") == [
+    assert await entries(service, "users/zhang/agents/default/MEMORY.md") == [
         "订单库是 PostgreSQL 15，主从各一台",
         "目标是年底前把 P99 延迟压到 200ms 以内",
         "团队用飞书管理需求",
@@ -120,10 +121,10 @@ async def test_each_field_of_the_mapping_lands_where_13_2_says(
         assert document.content == text and MIGRATION_TAG in document.tags
         assert document.mentioned_at == "2025-11-03T09:12:44+00:00"  # DeerFlow's updatedAt
     # file entries reach their banks through the mirror, as every builtin write does
-    for entry in entries(service, "users/zhang/USER.md"):
+    for entry in await entries(service, "users/zhang/USER.md"):
         assert mirror_document_id("user", entry) in user_bank
     work_bank = fake.documents(WORK_BANK)
-    for entry in entries(service, "users/zhang/agents/default/MEMORY.md"):
+    for entry in await entries(service, "users/zhang/agents/default/MEMORY.md"):
         assert mirror_document_id("memory", entry) in work_bank
     assert (home / "users/zhang/memory.json.bak").read_text(encoding="utf-8") == json.dumps(
         ZHANG, indent=2, ensure_ascii=False
@@ -134,17 +135,21 @@ async def test_each_field_of_the_mapping_lands_where_13_2_says(
 async def test_every_layout_goes_to_its_user_and_agent(service: Service, home: Path) -> None:
     report = await migrate(service, every_layout(home))
     assert [user.user_id for user in report.users] == ["ada", "default", "zhang"]
-    assert entries(service, "users/default/USER.md") == [
+    assert await entries(service, "users/default/USER.md") == [
         "[Work context] Runs the research team's evaluation harness.",
         "Likes tables over bullet lists",
     ]
-    assert entries(service, "users/default/agents/coder/MEMORY.md") == ["The repo uses uv and ruff"]
+    assert await entries(service, "users/default/agents/coder/MEMORY.md") == [
+        "The repo uses uv and ruff"
+    ]
     # a user's agent file: its USER facts join the user's USER.md, the rest its own MEMORY.md
-    assert entries(service, "users/ada/USER.md")[-1] == "Ada is allergic to peanuts"
-    assert entries(service, "users/ada/agents/researcher/MEMORY.md") == [
+    assert (await entries(service, "users/ada/USER.md"))[-1] == "Ada is allergic to peanuts"
+    assert await entries(service, "users/ada/agents/researcher/MEMORY.md") == [
         "Cites arXiv ids, not titles"
     ]
-    assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Neovim with LazyVim"]
+    assert await entries(service, "users/ada/agents/default/MEMORY.md") == [
+        "Uses Neovim with LazyVim"
+    ]
     assert sorted(Path(name).name for name in tree(home)) == ["memory.json.bak"] * 5
 
 
@@ -160,6 +165,7 @@ async def test_a_dry_run_writes_nothing_and_tells_what_a_run_would_do(
         {"action": "add", "target": "user", "content": "名字叫张伟"},
     )
     await service.jobs.drain()  # its mirror
+    await service.settled()  # a dry run copies the files as they are on disk
     data, before, requests = service.settings.data_dir, tree(home), len(fake.requests)
     data_before = tree(data)
     async with open_migration(service.settings, dry_run=True) as migration:
@@ -199,8 +205,8 @@ async def test_all_users_are_migrated_and_a_malformed_file_fails_only_its_user(
     for user in ("bo", "cy", "dee", "eve", "fay", "gus"):  # left for the next run, untouched
         assert (home / f"users/{user}/memory.json").exists()
         assert not (home / f"users/{user}/memory.json.bak").exists()
-    assert "名字叫张伟" in entries(service, "users/zhang/USER.md")
-    assert "Goes by Ada, not Adelaide" in entries(service, "users/ada/USER.md")
+    assert "名字叫张伟" in await entries(service, "users/zhang/USER.md")
+    assert "Goes by Ada, not Adelaide" in await entries(service, "users/ada/USER.md")
 
 
 async def test_a_file_over_the_limits_names_every_item_and_banks_what_did_not_fit(
@@ -227,12 +233,12 @@ async def test_a_file_over_the_limits_names_every_item_and_banks_what_did_not_fi
     banked = {o.text for o in outcomes if o.verdict == RETAINED}
     assert {o.text for o in over} == banked
     assert in_file | banked == {f["content"] for f in prefs + notes}
-    assert sum(len(e) + 3 for e in entries(service, "users/zhang/USER.md")) - 3 <= 1375
+    assert sum(len(e) + 3 for e in await entries(service, "users/zhang/USER.md")) - 3 <= 1375
     for o in over:
         bank, agent = (USER_BANK, "") if o.destination == "USER.md" else (WORK_BANK, "default")
         assert migration_document_id("zhang", agent, o.text) in fake.documents(bank)
     # the surest preferences are the ones that fit
-    kept = entries(service, "users/zhang/USER.md")
+    kept = await entries(service, "users/zhang/USER.md")
     assert kept == [f["content"] for f in prefs[: len(kept)]]
 
 
@@ -261,7 +267,7 @@ async def test_an_injection_inside_a_fact_is_blocked_and_listed_not_banked(
     blocked = {o.origin: o for o in report.users[0].files[0].outcomes if o.verdict == BLOCKED}
     assert sorted(blocked) == ["facts[0]", "facts[1]", "history.recentMonths"]
     assert all(o.detail.startswith("Blocked") for o in blocked.values())
-    assert entries(service, "users/zhang/USER.md") == ["喜欢喝龙井茶"]
+    assert await entries(service, "users/zhang/USER.md") == ["喜欢喝龙井茶"]
     texts = [d.content for bank in fake.banks.values() for d in bank.values()]
     assert not any("evil" in t or "Ignore all" in t or "attacker" in t for t in texts)
 
@@ -327,7 +333,7 @@ async def test_a_later_run_of_a_file_left_in_place_brings_back_no_entry_changed_
     )
     second = await migrate(service, home)
     assert not second.failed
-    assert entries(service, "users/zhang/USER.md") == ["Now prefers coffee", "Has a cat"]
+    assert await entries(service, "users/zhang/USER.md") == ["Now prefers coffee", "Has a cat"]
     assert [(origin, verdict) for origin, _, verdict in verdicts(second)] == [
         ("facts[0]", EARLIER),
         ("facts[1]", EARLIER),
@@ -366,7 +372,7 @@ async def test_a_run_cut_short_mid_file_leaves_what_it_wrote_said_for_the_next(
     await service.client.call_tool("zhang", "default", "t", "memory", remove)
     again = await migrate(service, home)
     assert [verdict for _, _, verdict in verdicts(again)] == [EARLIER, ADDED]
-    assert entries(service, "users/zhang/USER.md") == ["Has a cat"]
+    assert await entries(service, "users/zhang/USER.md") == ["Has a cat"]
 
 
 async def test_entries_an_earlier_run_wrote_where_no_file_is_now_are_written_again(
@@ -385,7 +391,7 @@ async def test_entries_an_earlier_run_wrote_where_no_file_is_now_are_written_aga
         await service.redis.delete(key)
     again = await migrate(service, home)
     assert next((origin, verdict) for origin, _, verdict in verdicts(again)) == ("facts[0]", ADDED)
-    assert entries(service, "users/zhang/USER.md") == ["Prefers tea"]
+    assert await entries(service, "users/zhang/USER.md") == ["Prefers tea"]
 
 
 async def test_a_progress_record_that_is_no_file_of_its_own_holds_nothing_up(
@@ -483,7 +489,7 @@ async def test_a_fact_with_windows_line_breaks_gets_the_mirror_a_worker_gives_it
         memory_json(facts=[fact("f1", "two\r\nlines", "identity", 1)]),
     )
     report = await migrate(service, home)
-    assert entries(service, "users/zhang/USER.md") == ["two\nlines"]
+    assert await entries(service, "users/zhang/USER.md") == ["two\nlines"]
     assert [o.text for o in report.users[0].files[0].outcomes] == ["two\nlines"]
     assert set(fake.documents(USER_BANK)) == {mirror_document_id("user", "two\nlines")}
     assert await service.runtime.memory("zhang", "default") and (
@@ -556,7 +562,7 @@ async def test_a_run_after_a_hindsight_outage_fills_the_banks_the_first_could_no
     fake.down = True
     first = await migrate(service, home)
     assert first.failed and "Hindsight" in str(first.users[0].files[0].error)
-    assert entries(service, "users/zhang/USER.md") == user_md  # the files have them
+    assert await entries(service, "users/zhang/USER.md") == user_md  # the files have them
     assert source.exists()  # left for the next run: its entries are not in their banks
     # the worker queued no mirror of the migration's writes: the run sends them itself
     assert all(e.detail["mirror"] is False for e in await service.log() if e.type == "memory_write")
@@ -595,8 +601,8 @@ async def test_a_file_that_fails_partway_still_lists_what_it_wrote(
     assert file.error is not None and file.error.startswith("Hindsight: ")
     written = [o.text for o in file.outcomes if o.verdict == ADDED]
     assert written and set(written) == set(
-        entries(service, "users/zhang/USER.md")
-        + entries(service, "users/zhang/agents/default/MEMORY.md")
+        await entries(service, "users/zhang/USER.md")
+        + await entries(service, "users/zhang/agents/default/MEMORY.md")
     )
     as_json = report.as_dict()["users"][0]
     assert as_json["failed"] and as_json["files"][0]["error"] == file.error
@@ -701,7 +707,7 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
     assert ("profile", "a field §13.1 does not know") in skipped
     assert ("facts[0].tags", "a field §13.1 does not know") in skipped
     assert ("user.workContext.extra", "a field §13.1 does not know") in skipped
-    assert entries(service, "users/ada/agents/default/MEMORY.md") == [
+    assert await entries(service, "users/ada/agents/default/MEMORY.md") == [
         "Uses Emacs",
         "Writes Rust at work",  # its fields that were no time and no confidence left out
     ]
@@ -709,7 +715,7 @@ async def test_facts_that_do_not_fit_the_schema_are_listed_and_the_rest_migrated
         "facts[5].confidence",
         "facts[5].createdAt",
     }
-    assert entries(service, "users/ada/USER.md") == ["Prefers dark themes"]
+    assert await entries(service, "users/ada/USER.md") == ["Prefers dark themes"]
     # the text report says where each skipped item came from, as the JSON's origin does
     lines = report.lines()
     assert f"    {SKIPPED:<16} {'-':<28} facts[1]  (not a fact: content: Field required)" in lines
@@ -731,8 +737,8 @@ async def test_null_where_deerflow_had_nothing_is_empty_not_a_failure(
     write(home / "users/bo/memory.json", {"user": None, "history": None, "facts": None})
     report = await migrate(service, home)
     assert not report.failed, report.lines()
-    assert entries(service, "users/ada/USER.md") == ["[Work context] Runs the data platform"]
-    assert entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Vim"]
+    assert await entries(service, "users/ada/USER.md") == ["[Work context] Runs the data platform"]
+    assert await entries(service, "users/ada/agents/default/MEMORY.md") == ["Uses Vim"]
     assert [o.verdict for o in report.users[0].files[0].outcomes] == [ADDED, ADDED]
     assert report.users[1].files[0].outcomes == [] and report.users[1].files[0].backup
 
@@ -815,7 +821,7 @@ async def test_a_write_not_confirmed_fails_its_file_and_more_in_a_row_stop_the_r
     assert not bob.error and bob.files[0].backup is not None
     again = await migrate(service, home)  # the write never landed: the next run makes it
     assert not again.failed
-    assert "Lives in Lisbon" in " ".join(entries(service, "users/ada/USER.md"))
+    assert "Lives in Lisbon" in " ".join(await entries(service, "users/ada/USER.md"))
 
 
 async def failed_and_left(service: Service, home: Path, why: str) -> FileReport:
@@ -844,7 +850,7 @@ async def test_a_file_deerflow_writes_during_the_run_is_left_for_the_next_one(
     assert not source.with_name("memory.json.bak").exists()
     again = await migrate(service, home)
     assert not again.failed
-    assert "Moved to Lisbon" in entries(service, "users/ada/agents/default/MEMORY.md")
+    assert "Moved to Lisbon" in await entries(service, "users/ada/agents/default/MEMORY.md")
     assert json.loads(source.with_name("memory.json.bak").read_text()) == LATER
 
 
@@ -980,8 +986,8 @@ async def test_something_else_than_a_file_at_the_backups_name_is_left_alone(
     async with asyncio.timeout(60):  # generous: the run takes well under a second
         report = await migrate(service, home)
     assert not report.failed
-    assert "Goes by Ada, not Adelaide" in entries(service, "users/ada/USER.md")
-    assert "名字叫张伟" in entries(service, "users/zhang/USER.md")
+    assert "Goes by Ada, not Adelaide" in await entries(service, "users/ada/USER.md")
+    assert "名字叫张伟" in await entries(service, "users/zhang/USER.md")
     (moved,) = [p for p in backup.parent.iterdir() if p.name.endswith(".bak") and p != backup]
     assert moved.read_text(encoding="utf-8") == json.dumps(ADA, indent=2, ensure_ascii=False)
 
@@ -997,7 +1003,7 @@ async def test_a_fact_whose_confidence_is_not_a_number_ranks_last(
     ]
     write(home / "users/ada/memory.json", memory_json(facts=facts))
     await migrate(service, home)
-    written = entries(service, "users/ada/USER.md")
+    written = await entries(service, "users/ada/USER.md")
     assert [e.split(" x")[0] for e in written if e.startswith("confident")] == [
         f"confident fact {i}" for i in range(6)
     ]
@@ -1044,8 +1050,8 @@ async def test_a_migration_beside_live_tool_writes_loses_neither_sides_writes(
         migrate(service, home), agent("user", 12), agent("memory", 12)
     )
     assert not report.failed
-    user_md = entries(service, "users/zhang/USER.md")
-    memory_md = entries(service, "users/zhang/agents/default/MEMORY.md")
+    user_md = await entries(service, "users/zhang/USER.md")
+    memory_md = await entries(service, "users/zhang/agents/default/MEMORY.md")
     migrated = {
         o.text: o.destination for o in report.users[0].files[0].outcomes if o.verdict == ADDED
     }

@@ -57,6 +57,7 @@ async def applied(service: Service, event_id: str) -> bool:
 
 
 async def user_md(service: Service) -> bytes:
+    await service.settled()  # renamed: a write is answered once committed
     return (service.settings.data_dir / "users/u1/USER.md").read_bytes()
 
 

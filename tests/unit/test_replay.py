@@ -31,7 +31,8 @@ async def replay_against_live(
     service: Service, into: Path, selection: Slice | None = None
 ) -> ReplayReport:
     """The service's log (or ``selection`` of it) replayed into ``into``, compared with the
-    live data dir."""
+    live data dir (once its files are renamed: a write is answered once committed)."""
+    await service.settled()
     return await replay(
         service.runtime.log,
         selection or Slice(),
@@ -77,6 +78,7 @@ async def write_some(service: Service) -> None:
         {"action": "remove", "target": "user", "old_text": "nothing here"},
     )
     await client.prefetch("u1", "a1", "t1")
+    await service.settled()  # renamed: a write is answered once committed
 
 
 async def test_replaying_the_log_reproduces_the_files_and_the_results(
@@ -395,6 +397,7 @@ async def test_a_copy_of_a_write_applied_before_the_slice_is_not_applied_again(
     remove = {"action": "remove", "target": "user", "old_text": "X"}
     assert (await service.client.call_tool("u1", "a1", "t1", "memory", remove))["success"]
     backup = tmp_path / "backup"
+    await service.settled()
     shutil.copytree(service.settings.data_dir, backup)
     await service.runtime.bus.publish(add)  # the same event id, delivered again
     await until(lambda: _logged(service, add.id, 2))

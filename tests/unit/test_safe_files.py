@@ -40,6 +40,7 @@ async def test_a_user_folder_swapped_for_a_symlink_after_first_use_is_not_read(
     service: Service, outside: Path
 ) -> None:
     assert (await service.client.call_tool("v", "a1", "t1", "memory", ADD))["success"]
+    await service.settled()
     user_dir = service.runtime.layout.user_dir("v")
     (user_dir / "USER.md").unlink()
     user_dir.rmdir()
@@ -57,6 +58,7 @@ async def test_a_memory_file_swapped_for_a_symlink_is_refused(
     service: Service, outside: Path
 ) -> None:
     assert (await service.client.call_tool("v", "a1", "t1", "memory", ADD))["success"]
+    await service.settled()
     path = service.runtime.layout.store_file("user", "v", "a1")
     path.unlink()
     path.symlink_to(outside / "USER.md")

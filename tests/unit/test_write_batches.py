@@ -57,7 +57,9 @@ async def test_writes_queued_for_one_file_share_one_commit_and_keep_their_order(
     results = await asyncio.gather(*(store.write("user", [Op("add", c)]) for c in contents))
     # each write hears of its own change
     assert [[change.content for change in r.changes] for r in results] == [[c] for c in contents]
-    assert parse(store.path("user").read_bytes()).entries == contents
+    assert await store.read("user") == contents  # answered once committed...
+    await store.settled()
+    assert parse(store.path("user").read_bytes()).entries == contents  # ...renamed right after
     assert len(commits) < len(contents) / 2, commits  # the first alone, then the rest together
     head = await journal.head("user", "u1", "a1")
     assert head is not None and head.version == len(commits)
@@ -81,6 +83,7 @@ async def test_a_write_refused_in_a_batch_leaves_its_neighbours_applied(
     outcomes = await asyncio.gather(*writes, return_exceptions=True)
     assert isinstance(outcomes[0], Applied) and isinstance(outcomes[3], Applied)
     assert isinstance(outcomes[1], EditRejected) and isinstance(outcomes[2], EditRejected)
+    await store.settled()
     assert parse(store.path("user").read_bytes()).entries == ["short one", "short two"]
 
 

@@ -45,4 +45,5 @@ async def test_edits_of_one_entry_at_once_give_one_success_and_409s_and_lose_not
         for loser in (r for r in edits if r.status_code == 409):  # refused after the winner
             assert entry["content"] not in loser.json()["detail"]["current_entries"]
     path = DataLayout.at(gateway.service.settings.data_dir).store_file("user", "alice", "x")
+    await gateway.service.settled()
     assert parse(path.read_bytes()).entries == await contents(gateway)
