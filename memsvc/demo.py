@@ -120,7 +120,7 @@ async def run_demo(settings: ServiceSettings) -> int:
             ctx_b = await mem.prefetch(USER, AGENT_B, "b-1", "plan a weekend in Hangzhou")
             _box(f"injected into {AGENT_B}'s system prompt (thread b-1)", ctx_b.text)
 
-            _say("\n6. Mid-session writes reach disk at once, but the prompt stays frozen for")
+            _say("\n6. Mid-session writes are saved at once, but the prompt stays frozen for")
             _say("   the session (byte-stable, so the model's prefix cache stays warm):")
             await _tool(
                 mem,

@@ -28,7 +28,7 @@ import contextlib
 import contextvars
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import structlog
@@ -95,12 +95,12 @@ class FileJobs:
         context.run(_EVENT.set, event)
         return context, end
 
-    async def event_ended(self) -> None:
-        """Wait until the event this task serves has ended (at once outside any event):
-        what its caller waits for has left by then."""
-        ended = self._events.get(_EVENT.get(None))
-        if ended is not None:
-            await asyncio.wait((ended,))
+    async def ended(self, events: Iterable[object | None]) -> None:
+        """Wait until ``events`` (of :func:`current_event`) have ended: what their callers
+        wait for has left by then. ``None``, work outside any event, has no end to wait for."""
+        running = [self._events[event] for event in events if event in self._events]
+        if running:
+            await asyncio.wait(running)
 
     def use_threads(self) -> None:
         """Send jobs to threads for the next period, as slow jobs do."""
@@ -154,9 +154,21 @@ async def file_job(job: Callable[[], T], *, discard: Callable[[T], object] | Non
     return await FILE_JOBS.run(job, discard=discard)
 
 
-async def event_ended() -> None:
-    """:meth:`FileJobs.event_ended` of the process's :data:`FILE_JOBS`."""
-    await FILE_JOBS.event_ended()
+async def events_ended(events: Iterable[object | None]) -> None:
+    """:meth:`FileJobs.ended` of the process's :data:`FILE_JOBS`."""
+    await FILE_JOBS.ended(events)
+
+
+def current_event() -> object | None:
+    """The event the current task serves (``None``: none, as in a background job)."""
+    return _EVENT.get(None)
+
+
+def outside_events() -> contextvars.Context:
+    """A context to start a task in that serves no event (a repair a read asks for)."""
+    context = contextvars.copy_context()
+    context.run(_EVENT.set, None)
+    return context
 
 
 def event_started() -> tuple[contextvars.Context, Callable[[], None]]:

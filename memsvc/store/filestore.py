@@ -40,7 +40,7 @@ from memsvc.store.atomicfile import (
 )
 from memsvc.store.batches import Queued, WriteBatches
 from memsvc.store.edits import Applied, EditRejected, FilePosition, Op, Written, apply
-from memsvc.store.filejobs import event_ended, file_job
+from memsvc.store.filejobs import current_event, events_ended, file_job, outside_events
 from memsvc.store.journal import FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
@@ -103,6 +103,7 @@ class _Write:
     ops: list[Op]
     guard: WriteGuard | None
     vet: Callable[[list[str], Applied], None] | None
+    event: object | None  # the event it serves, whose answer its rename waits for
 
 
 @dataclass(frozen=True)
@@ -271,7 +272,9 @@ class BuiltinStore:
         """
         key = str(self.path(target))  # USER.md is one file for every agent of its user
         applied = await self._batches.submit(
-            key, _Write(ops, guard, vet), lambda batch: self._write_batch(target, batch)
+            key,
+            _Write(ops, guard, vet, current_event()),
+            lambda batch: self._write_batch(target, batch),
         )
         repair = self._repairs.get(target)
         if repair is not None and repair is not asyncio.current_task():
@@ -451,10 +454,11 @@ class BuiltinStore:
         async def answered() -> None:
             # Committed, the batch is served from the journal's head until the file is in
             # place: its callers hear their outcomes first, and the disk waits for the
-            # event this batch serves to end (its answer sent), unless another write of
-            # the file queues meanwhile (it may be that event's own).
+            # events of its writes to end (their answers sent), unless another write of
+            # the file queues meanwhile (it may be one of those events' own).
             landed()
-            await self._batches.until_queued(str(self.path(target)), event_ended)
+            events = {queued.item.event for queued, _ in plan.outcomes}
+            await self._batches.until_queued(str(self.path(target)), lambda: events_ended(events))
 
         written = await install(plan.staged, before_commit=commit, committed=answered)
         head = await self._journal.confirm(
@@ -502,4 +506,7 @@ class BuiltinStore:
             finally:
                 del self._repairs[target]
 
-        self._repairs[target] = asyncio.get_running_loop().create_task(repair())
+        # no event's: the reader's answer does not wait for it, nor its rename for the reader
+        self._repairs[target] = asyncio.get_running_loop().create_task(
+            repair(), context=outside_events()
+        )

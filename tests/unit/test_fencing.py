@@ -480,10 +480,12 @@ async def test_a_replacement_reaches_the_disk_before_its_name_and_its_name_befor
     assert on_disk(store.path("user")) == ["one"]
 
 
-async def test_a_rename_that_fails_after_its_commit_loses_no_answered_write(
-    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    a = Writer(layout, fake_redis)
+async def lagging_after_a_failed_rename(
+    layout: DataLayout, redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> Writer:
+    """A writer that added "one", then "two", whose rename failed after its commit (the
+    answer counts it): the file lags its journal. Renames work again afterwards."""
+    a = Writer(layout, redis)
     assert (await a.add("one"))["success"]
     rename = atomicfile._rename
 
@@ -492,10 +494,61 @@ async def test_a_rename_that_fails_after_its_commit_loses_no_answered_write(
 
     monkeypatch.setattr(atomicfile, "_rename", fails)
     assert (await a.add("two"))["success"]  # committed: it counts
+    monkeypatch.setattr(atomicfile, "_rename", rename)
+    return a
+
+
+async def test_a_rename_that_fails_after_its_commit_loses_no_answered_write(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = await lagging_after_a_failed_rename(layout, fake_redis, monkeypatch)
     path = a.store.path("user")
     assert on_disk(path) == ["one"]
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     assert await Writer(layout, fake_redis).store.read("user") == ["one", "two"]
-    monkeypatch.setattr(atomicfile, "_rename", rename)
     assert (await a.add("three"))["success"]
     assert on_disk(path) == ["one", "two", "three"]
+
+
+async def test_a_batch_waits_for_the_answers_of_its_own_writes_not_the_first_writers(
+    layout: DataLayout, fake_redis: Redis
+) -> None:
+    """Event A's write starts the file's queue; event B's, queued behind it, is renamed
+    once B has answered, while A still runs."""
+    a = Writer(layout, fake_redis)
+    path = a.store.path("user")
+
+    def add(content: str) -> Callable[[], Awaitable[Any]]:
+        args = {"action": "add", "target": "user", "content": content}
+        return lambda: a.tool.call(args, thread_id="t")
+
+    first, a_ends = in_event(add("from A"))
+    assert (await first).result["success"]
+    second, b_ends = in_event(add("from B"))
+    assert (await second).result["success"]
+    b_ends()
+
+    async def renamed() -> bool:
+        return on_disk(path) == ["from A", "from B"]
+
+    await until(renamed, timeout=10)  # A has not ended
+    a_ends()
+    await a.store.settled()
+
+
+async def test_a_repair_a_read_asks_for_does_not_wait_for_the_reads_answer(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that finds the file behind its journal starts a repair; the repair's
+    rename (and the file's lock) do not wait for the reading event to end."""
+    a = await lagging_after_a_failed_rename(layout, fake_redis, monkeypatch)
+    path = a.store.path("user")
+    assert on_disk(path) == ["one"]
+    reading, _ = in_event(lambda: a.store.read("user"))  # an event that never ends here
+    assert await reading == ["one", "two"]
+
+    async def repaired() -> bool:
+        return on_disk(path) == ["one", "two"]
+
+    await until(repaired, timeout=10)
+    assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None  # released
