@@ -270,9 +270,8 @@ class BuiltinStore:
         (nothing written) or :class:`AlreadyApplied` (the guard recognised an earlier
         delivery).
         """
-        key = str(self.path(target))  # USER.md is one file for every agent of its user
         applied = await self._batches.submit(
-            key,
+            self._queue_of(target),
             _Write(ops, guard, vet, current_event()),
             lambda batch: self._write_batch(target, batch),
         )
@@ -284,7 +283,12 @@ class BuiltinStore:
     async def settled(self) -> None:
         """Wait until this store's writes in flight are done: answered once committed,
         a write's file is renamed and confirmed a moment later (see :meth:`_write_batch`)."""
-        await self._batches.settled(*(str(self.path(target)) for target in TARGETS))
+        await self._batches.settled(*(self._queue_of(target) for target in TARGETS))
+
+    def _queue_of(self, target: Target) -> str:
+        """The key of ``target``'s write queue: USER.md is one file for every agent of its
+        user, and one queue."""
+        return str(self.path(target))
 
     async def _write_batch(self, target: Target, batch: list[Queued[_Write, Applied]]) -> None:
         """One locked read-modify-write for every write of ``batch``, each in its turn.
@@ -344,7 +348,7 @@ class BuiltinStore:
             lambda: self._plan(target, head, batch, receipts), discard=_discard_plan
         )
         if plan.staged is not None:
-            await self._replace(target, lease, plan, landed=lambda: _settle(plan.outcomes))
+            await self._replace(target, lease, plan)
         return plan.outcomes
 
     def _plan(
@@ -416,12 +420,10 @@ class BuiltinStore:
         staged = stage(self._files[target], data, folder_fd=folder, sync=self._journal is None)
         return _Plan(outcomes, current, staged, records)
 
-    async def _replace(
-        self, target: Target, lease: Lease, plan: _Plan, *, landed: Callable[[], None]
-    ) -> None:
+    async def _replace(self, target: Target, lease: Lease, plan: _Plan) -> None:
         """Commit and rename the staged file; repair it if a newer version overtook it.
 
-        ``landed`` is called once the batch counts (see :meth:`_write_batch`).
+        Each write's outcome is settled once the batch counts (see :meth:`_write_batch`).
         """
         assert plan.staged is not None
         current, records = plan.current, plan.records
@@ -448,7 +450,7 @@ class BuiltinStore:
 
         if self._journal is None:
             await install(plan.staged, before_commit=commit)
-            landed()
+            _settle(plan.outcomes)
             return
 
         async def answered() -> None:
@@ -456,9 +458,9 @@ class BuiltinStore:
             # place: its callers hear their outcomes first, and the disk waits for the
             # events of its writes to end (their answers sent), unless another write of
             # the file queues meanwhile (it may be one of those events' own).
-            landed()
+            _settle(plan.outcomes)
             events = {queued.item.event for queued, _ in plan.outcomes}
-            await self._batches.until_queued(str(self.path(target)), lambda: events_ended(events))
+            await self._batches.until_queued(self._queue_of(target), lambda: events_ended(events))
 
         written = await install(plan.staged, before_commit=commit, committed=answered)
         head = await self._journal.confirm(
@@ -483,7 +485,7 @@ class BuiltinStore:
             await self._journal.confirm(target, self.user_id, self.agent_id, head.fingerprint)
         elif CurrentFile(state, head).lagging:
             await self.write(target, [])
-            await self._batches.settled(str(self.path(target)))  # renamed, not just committed
+            await self._batches.settled(self._queue_of(target))  # renamed, not just committed
         return await file_job(lambda: staged_beside(self._files[target]))
 
     def _repair_soon(self, target: Target) -> None:
