@@ -89,8 +89,9 @@ class MemoryTool:
     ) -> ToolOutcome:
         """Run one call; with a ``receipt``, a redelivered call has its effects only once.
 
-        The receipt is looked up under the file's lock (with its acquire): a call
-        refused before it reaches the lock is refused again the same way.
+        The receipt is looked up under the file's lock (with its acquire), or checked by
+        the commit that takes the lock (the store's first commit): a call refused before
+        it reaches the lock is refused again the same way.
         """
         return await self._recorded(self._call(args, thread_id, receipt), receipt)
 

@@ -8,7 +8,9 @@ replaces the file atomically. With Redis leases the commit point is the file
 journal (:mod:`memsvc.store.journal`): the write counts once the journal accepted it
 under the writer's lease, and a file that lags behind the journal (a writer died
 before its rename, or stalled and renamed an older version late) is served from
-the journal and put right by the next writer.
+the journal and put right by the next writer. A process whose own write the file
+on disk still is reads it before it holds the lease, and takes the lease with its
+commit (:meth:`BuiltinStore._rewrite_first`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import structlog
 from redis.asyncio.client import Pipeline
@@ -41,11 +43,13 @@ from memsvc.store.atomicfile import (
 from memsvc.store.batches import Queued, WriteBatches
 from memsvc.store.edits import Applied, EditRejected, FilePosition, Op, Written, apply
 from memsvc.store.filejobs import current_event, events_ended, file_job, outside_events
-from memsvc.store.journal import FileJournal, Head, decode_head
+from memsvc.store.journal import Confirmed, FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 
 def digest(raw: bytes | None) -> str:
@@ -81,6 +85,10 @@ class WriteGuard(Protocol):
     async def record(self, applied: Applied) -> None:
         """Without a journal (a lock that cannot expire): record right before the rename."""
         ...
+
+
+class _NotTaken(Exception):
+    """A commit that was to take the lease did not (see :meth:`BuiltinStore._rewrite_first`)."""
 
 
 class AlreadyApplied(Exception):
@@ -147,8 +155,21 @@ class CurrentFile:
         return self.state.modified
 
 
-def _discard_plan(plan: _Plan) -> None:
-    if plan.staged is not None:
+async def _to_its_end(work: Awaitable[T]) -> T:
+    """``work``, run to its end even if the caller is cancelled meanwhile (then waited for,
+    and the cancellation goes on): a commit without its rename and confirmation would
+    leave the file lagging until somebody read it, and the lease, given back when the
+    caller leaves the lock's block, is held until then."""
+    running = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await asyncio.wait((running,))
+        raise
+
+
+def _discard_plan(plan: _Plan | None) -> None:
+    if plan is not None and plan.staged is not None:
         discard_staged(plan.staged)
 
 
@@ -291,7 +312,8 @@ class BuiltinStore:
         return str(self.path(target))
 
     async def _write_batch(self, target: Target, batch: list[Queued[_Write, Applied]]) -> None:
-        """One locked read-modify-write for every write of ``batch``, each in its turn.
+        """One read-modify-write under the file's lock for every write of ``batch``, each in
+        its turn (the lease taken first, or by the commit: see :meth:`_rewrite_first`).
 
         Outcomes are settled only once the batch counts: a write refused because of an
         earlier one in the batch is not told so if that one never landed. With the
@@ -303,8 +325,10 @@ class BuiltinStore:
         """
         guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
         reads = None
+        known = None
         if self._journal is not None:
             head_key, unconfirmed_key = self._journal.keys_of(target, self.user_id, self.agent_id)
+            known = self._journal.known(target, self.user_id, self.agent_id)
 
             def reads(pipe: Pipeline) -> None:
                 pipe.hgetall(head_key)
@@ -312,14 +336,18 @@ class BuiltinStore:
                 for guard in guards:
                     pipe.get(guard.key)
 
-        async with self._locks.hold(target, self.user_id, self.agent_id, reads=reads) as lease:
+        async with self._locks.hold(
+            target, self.user_id, self.agent_id, reads=reads, deferred=known is not None
+        ) as lease:
             if lease.fence is not None and self._journal is None:
                 raise TypeError("writes under a Redis lease need the file journal")
-            head, receipts = await self._head_and_receipts(target, lease, guards)
-            # Once it starts, a replacement runs to its end even if this task is cancelled:
-            # a commit without its rename and confirmation would leave the file lagging
-            # until somebody read it.
-            outcomes = await asyncio.shield(self._rewrite(target, lease, head, batch, receipts))
+            outcomes = None
+            if known is not None:
+                outcomes = await _to_its_end(self._rewrite_first(target, lease, known, batch))
+            if outcomes is None:
+                await lease.take()
+                head, receipts = await self._head_and_receipts(target, lease, guards)
+                outcomes = await _to_its_end(self._rewrite(target, lease, head, batch, receipts))
         _settle(outcomes)
 
     async def _head_and_receipts(
@@ -335,6 +363,39 @@ class BuiltinStore:
             head = await self._journal.head(target, self.user_id, self.agent_id)
         return head, {guard.key: await guard.fetch() for guard in guards}
 
+    async def _rewrite_first(
+        self,
+        target: Target,
+        lease: Lease,
+        known: Confirmed,
+        batch: list[Queued[_Write, Applied]],
+    ) -> list[tuple[Queued[_Write, Applied], Applied | Exception]] | None:
+        """The batch planned from the disk alone and committed with the lease, when the
+        file is still the rename this process confirmed last: ``None`` if it is not, if
+        a write of the batch that has a receipt would change nothing, or if the commit
+        finds the lock held, the file overtaken or a write done already (nothing was
+        recorded: the batch goes the usual way, under the lock, from what it reads there).
+
+        Receipts are not read first: the commit refuses a write whose receipt counts
+        already. A write that changes nothing records its receipt after the fact, with
+        no commit to check it, so such a batch goes the usual way too.
+        """
+        head = Head(known.version, known.fingerprint, "", b"", frozenset())
+        guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
+        unread = dict.fromkeys((guard.key for guard in guards), None)
+        plan = await file_job(
+            lambda: self._plan(target, head, batch, unread, on_disk=known.fingerprint),
+            discard=_discard_plan,
+        )
+        if plan is None:
+            return None
+        if plan.staged is None or len(plan.records) != len(guards):
+            _discard_plan(plan)
+            return None
+        if not await self._replace(target, lease, plan, takes=True):
+            return None
+        return plan.outcomes
+
     async def _rewrite(
         self,
         target: Target,
@@ -347,8 +408,16 @@ class BuiltinStore:
         plan = await file_job(
             lambda: self._plan(target, head, batch, receipts), discard=_discard_plan
         )
+        assert plan is not None  # nothing to expect on disk: a plan always
         if plan.staged is not None:
             await self._replace(target, lease, plan)
+        elif self._journal is not None and head is not None:
+            on_disk = plan.current.state.fingerprint
+            if on_disk == head.fingerprint and on_disk not in head.unconfirmed:
+                # the file is still a confirmed rename: what the next write may start from
+                self._journal.remember(
+                    target, self.user_id, self.agent_id, Confirmed(head.version, on_disk)
+                )
         return plan.outcomes
 
     def _plan(
@@ -356,16 +425,19 @@ class BuiltinStore:
         target: Target,
         head: Head | None,
         batch: list[Queued[_Write, Applied]],
-        receipts: dict[str, bytes | None],
-    ) -> _Plan:
-        """Read the file, apply each write in its turn, stage the result (a file job).
+        receipts: Mapping[str, bytes | None],
+        *,
+        on_disk: str | None = None,
+    ) -> _Plan | None:
+        """Read the file, apply each write in its turn, stage the result (a file job);
+        ``None`` if ``on_disk`` is given and the file is another than that fingerprint.
 
         The file is read and its replacement staged through one walk to its folder: under
         many writers, the syscalls of each walk (nine for an agent's file) hand the GIL
         back and forth between the threads and the event loop.
         """
         with folder_of(self._files[target], create=False) as folder:
-            return self._plan_in(folder, target, head, batch, receipts)
+            return self._plan_in(folder, target, head, batch, receipts, on_disk)
 
     def _plan_in(
         self,
@@ -373,10 +445,13 @@ class BuiltinStore:
         target: Target,
         head: Head | None,
         batch: list[Queued[_Write, Applied]],
-        receipts: dict[str, bytes | None],
-    ) -> _Plan:
+        receipts: Mapping[str, bytes | None],
+        on_disk: str | None,
+    ) -> _Plan | None:
         path = self.path(target)
         current = CurrentFile(read_in(folder, self._files[target]), head)
+        if on_disk is not None and current.state.fingerprint != on_disk:
+            return None
         parsed = parse(current.data)
         entries = parsed.entries
         outcomes: list[tuple[Queued[_Write, Applied], Applied | Exception]] = []
@@ -420,10 +495,14 @@ class BuiltinStore:
         staged = stage(self._files[target], data, folder_fd=folder, sync=self._journal is None)
         return _Plan(outcomes, current, staged, records)
 
-    async def _replace(self, target: Target, lease: Lease, plan: _Plan) -> None:
+    async def _replace(
+        self, target: Target, lease: Lease, plan: _Plan, *, takes: bool = False
+    ) -> bool:
         """Commit and rename the staged file; repair it if a newer version overtook it.
 
         Each write's outcome is settled once the batch counts (see :meth:`_write_batch`).
+        ``takes``: the commit takes the lease (see :meth:`_rewrite_first`); ``False`` is
+        returned, nothing done, when it could not.
         """
         assert plan.staged is not None
         current, records = plan.current, plan.records
@@ -435,23 +514,33 @@ class BuiltinStore:
                 for guard, applied in records:
                     await guard.record(applied)
                 return
-            version = await self._journal.commit(
-                target,
-                self.user_id,
-                self.agent_id,
-                fence=lease.fence,
-                expected=current.head.version if current.head is not None else 0,
-                written=written,
-                base=current.state.fingerprint,
-                data=plan.data,
-                receipts=[guard.receipt(applied) for guard, applied in records],
-                clears=[key for guard, _ in records for key in guard.clears],
-            )
+            try:
+                version = await self._journal.commit(
+                    target,
+                    self.user_id,
+                    self.agent_id,
+                    fence=lease.fence,
+                    expected=current.head.version if current.head is not None else 0,
+                    written=written,
+                    base=current.state.fingerprint,
+                    data=plan.data,
+                    receipts=[guard.receipt(applied) for guard, applied in records],
+                    clears=[key for guard, _ in records for key in guard.clears],
+                    takes=takes,
+                )
+            except BaseException:
+                if takes:  # it may have taken the lease: given back by its token, if it did
+                    lease.taken_by_commit()
+                raise
+            if version == 0:
+                raise _NotTaken
+            if takes:
+                lease.taken_by_commit()
 
         if self._journal is None:
             await install(plan.staged, before_commit=commit)
             _settle(plan.outcomes)
-            return
+            return True
 
         async def answered() -> None:
             # Committed, the batch is served from the journal's head until the file is in
@@ -462,17 +551,23 @@ class BuiltinStore:
             events = {queued.item.event for queued, _ in plan.outcomes}
             await self._batches.until_queued(self._queue_of(target), lambda: events_ended(events))
 
-        written = await install(plan.staged, before_commit=commit, committed=answered)
+        try:
+            written = await install(plan.staged, before_commit=commit, committed=answered)
+        except _NotTaken:
+            return False
         head = await self._journal.confirm(
             target, self.user_id, self.agent_id, written, release=lease.fence
         )
         if lease.fence is not None:
             lease.released_elsewhere()
-        if head != version:
+        if head == version:
+            self._journal.remember(target, self.user_id, self.agent_id, Confirmed(version, written))
+        else:
             # A newer version was committed while this writer stalled, and its own
             # (older) file may just have replaced it on disk: put the head back.
             log.warning("store_overtaken_repairing", file=self.path(target).name)
             self._repair_soon(target)
+        return True
 
     async def put_right(self, target: Target) -> bool:
         """Rewrite ``target`` from its journal if it lags (raising what stops that); then

@@ -8,7 +8,9 @@ number, its bytes, the fingerprint of the file that holds them (inode, mtime,
 size, digest - known before the rename) and the fingerprint of the file it was
 computed from. A commit is one script that checks the writer still holds its lease
 and that nobody committed since it read, then records the new head and the
-write's receipt. Only then is the file renamed into place.
+write's receipt. Only then is the file renamed into place. A writer whose own
+last commit the file on disk still is may commit before it holds the lease: the
+script then finds the lock free and takes it as it records, or records nothing.
 
 The file can therefore lag behind the head, in two ways, both recognisable from
 its fingerprint: the head's writer has not renamed yet (or died before it did):
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,22 +50,38 @@ JOURNAL_TTL_SECONDS = 7 * 24 * 3600
 # rename late: while a temp file of it is left, for up to LATE_RENAME_SECONDS.
 CHECK_AFTER_SECONDS = 30.0
 LATE_RENAME_SECONDS = 3600.0
+# Heads this process committed and saw confirmed, kept for its next writes (see known):
+# about half a kilobyte each, the least recently written dropped first.
+KNOWN_HEADS = 10_000
 
 # KEYS: head, unconfirmed renames, lock (the head when not fenced by a lease), then the
 #       receipts to record, then the keys the commit clears
 # ARGV: lock token, expected version, new fingerprint, base fingerprint, bytes,
-#       receipt ttl, journal ttl (ms), lease (ms), now, number of receipts, receipt values
+#       receipt ttl, journal ttl (ms), lease (ms), now, whether the commit takes the lease,
+#       number of receipts, receipt values
+# A commit that takes the lease (a first commit, see FileJournal.commit) finds the lock
+# free, or does nothing (-4); once its checks pass it takes the lease itself. A commit
+# whose new fingerprint (a temp file's, never seen before) is the head already ran once:
+# its reply was lost and the client sent it again; it answers as it did.
 _COMMIT = (
     COUNTS_LUA
     + """
-if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
+if redis.call('HGET', KEYS[1], 'fp') == ARGV[3] then
+  return tonumber(redis.call('HGET', KEYS[1], 'v'))
+end
+local takes = ARGV[10] == '1'
+if takes then
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    return -4
+  end
+elseif ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then
   return -1
 end
 local version = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if version ~= tonumber(ARGV[2]) then
   return -2
 end
-local receipts = tonumber(ARGV[10])
+local receipts = tonumber(ARGV[11])
 for i = 1, receipts do
   if counts(KEYS[3 + i]) then
     return -3
@@ -74,12 +93,14 @@ redis.call('ZADD', KEYS[2], ARGV[9], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[9] - ARGV[7] / 1000)
 redis.call('PEXPIRE', KEYS[2], ARGV[7])
 for i = 1, receipts do
-  redis.call('SET', KEYS[3 + i], ARGV[10 + i], 'EX', ARGV[6])
+  redis.call('SET', KEYS[3 + i], ARGV[11 + i], 'EX', ARGV[6])
 end
 for i = 4 + receipts, #KEYS do
   redis.call('DEL', KEYS[i])
 end
-if ARGV[1] ~= '' then
+if takes then
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[8])
+elseif ARGV[1] ~= '' then
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
 return version + 1
@@ -131,6 +152,16 @@ class Head:
         return on_disk == self.fingerprint and on_disk in self.unconfirmed
 
 
+@dataclass(frozen=True)
+class Confirmed:
+    """A head a writer committed and saw renamed into place: while the file on disk is still
+    that rename and the journal still at that version, the file's next write can plan from
+    the disk alone and take the lease with its commit (a round trip less)."""
+
+    version: int
+    fingerprint: str
+
+
 def decode_head(fields: Any, unconfirmed: Sequence[bytes]) -> Head | None:
     """A head from its hash (a dict, or the flat list a script returns) and its renames."""
     if isinstance(fields, list):
@@ -166,6 +197,7 @@ class FileJournal:
         self._keys = keys
         self._ttl_ms = ttl_seconds * 1000
         self._commit = redis.register_script(_COMMIT)
+        self._known: OrderedDict[str, Confirmed] = OrderedDict()  # see known
         self._confirm = redis.register_script(_CONFIRM)
 
     def keys_of(self, target: Target, user_id: str, agent_id: str) -> tuple[str, str]:
@@ -206,6 +238,7 @@ class FileJournal:
         data: bytes,
         receipts: Sequence[tuple[str, str]] = (),
         clears: Sequence[str] = (),
+        takes: bool = False,
     ) -> int:
         """Make ``data`` the head (version ``expected + 1``) unless the writer was overtaken.
 
@@ -214,6 +247,13 @@ class FileJournal:
         since this one read, or another copy of one of the events ended since its receipt
         was read (a refusal is recorded after the lock: the outcome recorded first
         stands, and the event's next delivery answers with it); nothing is recorded then.
+
+        ``takes``: the writer holds no lease yet, and planned from what it knew without
+        reading (:meth:`known`); the commit takes ``fence``'s lease as it records. It
+        returns 0 instead, committing nothing, when the lock is held, the head is not at
+        ``expected`` or a receipt of one of the writes counts already: the writer then
+        takes the lock and reads, as any other (the mark in the due set sent beside it
+        is forgotten when looked at: no commit has its fingerprint).
         """
         head_key, unconfirmed_key = self.keys_of(target, user_id, agent_id)
         mark = {_mark(target, user_id, agent_id, written): time.time() + CHECK_AFTER_SECONDS}
@@ -237,6 +277,7 @@ class FileJournal:
                     self._ttl_ms,
                     fence.lease_ms if fence else 0,
                     time.time(),
+                    int(takes),
                     len(receipts),
                     *(value for _, value in receipts),
                 ],
@@ -245,6 +286,8 @@ class FileJournal:
             )
         except RedisError as exc:
             raise LockUnavailableError(f"cannot commit to the file journal: {exc}") from exc
+        if takes and version in (-2, -3, -4):
+            return 0
         if version == -1:
             raise LockLostError("the lease expired before the write was committed")
         if version == -2:
@@ -252,6 +295,20 @@ class FileJournal:
         if version == -3:
             raise LockLostError("another copy of this write ended first")
         return int(version)
+
+    def known(self, target: Target, user_id: str, agent_id: str) -> Confirmed | None:
+        """The head this process last committed to the file and saw confirmed, taken out
+        of what it keeps: the writer puts it back (:meth:`remember`) once its own commit
+        is confirmed, so a write that fails leaves nothing stale behind."""
+        return self._known.pop(self.keys_of(target, user_id, agent_id)[0], None)
+
+    def remember(self, target: Target, user_id: str, agent_id: str, head: Confirmed) -> None:
+        """``head`` was committed by this process and its rename confirmed (see :meth:`known`)."""
+        key = self.keys_of(target, user_id, agent_id)[0]
+        self._known[key] = head
+        self._known.move_to_end(key)
+        if len(self._known) > KNOWN_HEADS:
+            self._known.popitem(last=False)
 
     async def confirm(
         self,

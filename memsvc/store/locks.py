@@ -20,7 +20,7 @@ import fcntl
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,28 +98,53 @@ class Lease(Protocol):
     def released_elsewhere(self) -> None:
         """The holder's last script released the lease already (see ``RELEASE_LUA``)."""
 
+    async def take(self) -> None:
+        """Take a lease that ``hold(..., deferred=True)`` left to the holder's commit, with
+        the reads given to ``hold``, once that commit did not take it."""
+
+    def taken_by_commit(self) -> None:
+        """The holder's commit took the lease (see ``FileJournal.commit``)."""
+
 
 class WriteLocks(Protocol):
     """The writer lock of each memory file: a Redis lease across hosts, ``flock`` in one."""
 
     def hold(
-        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
+        self,
+        target: Target,
+        user_id: str,
+        agent_id: str,
+        *,
+        reads: ReadsUnderLock | None = None,
+        deferred: bool = False,
     ) -> contextlib.AbstractAsyncContextManager[Lease]:
         """Hold the writer lock of one memory file for the duration of the block.
 
         ``reads`` queues commands to send with the acquire, so that what a writer reads
         under the lock costs no round trip of its own; a lock without Redis ignores it.
+        ``deferred``: only this process's turn is taken; the lease is left to the holder's
+        commit, or to :meth:`Lease.take` (a lock without Redis is taken at once).
         """
 
 
 class _RedisLease:
-    def __init__(self, fence: Fence, reads: list[Any] | None) -> None:
+    def __init__(self, fence: Fence, take: Callable[[_RedisLease], Awaitable[None]]) -> None:
         self.fence: Fence | None = fence
-        self.reads = reads
+        self.reads: list[Any] | None = None
+        self.taken = False
         self.released = False
+        self._take = take
 
     def released_elsewhere(self) -> None:
         self.released = True
+
+    async def take(self) -> None:
+        if not self.taken:
+            await self._take(self)
+
+    def taken_by_commit(self) -> None:
+        self.taken = True
+        telemetry.current().lock_waited("redis", 0.0)
 
 
 class RedisLocks:
@@ -152,36 +177,59 @@ class RedisLocks:
         self._keeping = TaskSet("lock leases kept")
 
     def hold(
-        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
+        self,
+        target: Target,
+        user_id: str,
+        agent_id: str,
+        *,
+        reads: ReadsUnderLock | None = None,
+        deferred: bool = False,
     ) -> contextlib.AbstractAsyncContextManager[Lease]:
-        return self.hold_key(self._keys.store_lock(target, user_id, agent_id), reads=reads)
+        return self.hold_key(
+            self._keys.store_lock(target, user_id, agent_id), reads=reads, deferred=deferred
+        )
 
     @contextlib.asynccontextmanager
     async def hold_key(
-        self, name: str, *, reads: ReadsUnderLock | None = None, keep: bool = False
+        self,
+        name: str,
+        *,
+        reads: ReadsUnderLock | None = None,
+        keep: bool = False,
+        deferred: bool = False,
     ) -> AsyncIterator[Lease]:
         """Hold the lock named ``name`` (any key of the keyspace) for the block.
 
         ``keep``: extend the lease every third of it while the block runs, for a holder
         whose work may outlast it with no fence to stop a late writer (a mirror waiting on
-        a slow Hindsight); one that stalls past its lease still loses it.
+        a slow Hindsight); one that stalls past its lease still loses it. ``deferred``:
+        see :meth:`WriteLocks.hold` (not with ``keep``).
         """
+        if deferred and keep:
+            raise ValueError("a lease kept alive is taken at once, not by a commit")
         deadline = time.monotonic() + self._wait
-        async with self._local.turn(name, self._wait):
-            token = uuid.uuid4().hex  # per critical section: tasks never share a token
+
+        async def take(lease: _RedisLease) -> None:
+            assert lease.fence is not None
             try:
-                found = await self._acquire(name, token, reads, deadline)
+                lease.reads = await self._acquire(name, lease.fence.token, reads, deadline)
             except RedisError as exc:
                 raise LockUnavailableError(f"cannot reach Redis for the lock: {exc}") from exc
+            lease.taken = True
             telemetry.current().lock_waited("redis", self._wait - (deadline - time.monotonic()))
-            lease = _RedisLease(Fence(name, token, self._lease_ms), found)
+
+        async with self._local.turn(name, self._wait):
+            token = uuid.uuid4().hex  # per critical section: tasks never share a token
+            lease = _RedisLease(Fence(name, token, self._lease_ms), take)
+            if not deferred:
+                await lease.take()
             keeping = self._keeping.spawn(self._keep(name, token)) if keep else None
             try:
                 yield lease
             finally:
                 if keeping is not None:
                     keeping.cancel()  # one landing late finds the lock gone or another's: a no-op
-                if not lease.released:
+                if lease.taken and not lease.released:
                     await asyncio.shield(self._release_lease(name, token))
 
     async def _keep(self, name: str, token: str) -> None:
@@ -297,6 +345,12 @@ class _HeldLease:
     def released_elsewhere(self) -> None:
         raise AssertionError("a lock that is not a Redis lease is released by its holder")
 
+    async def take(self) -> None:
+        """Held already: these locks are taken at once."""
+
+    def taken_by_commit(self) -> None:
+        raise AssertionError("a lock that is not a Redis lease is not taken by a commit")
+
 
 class FileLocks:
     def __init__(
@@ -309,7 +363,13 @@ class FileLocks:
 
     @contextlib.asynccontextmanager
     async def hold(
-        self, target: Target, user_id: str, agent_id: str, *, reads: ReadsUnderLock | None = None
+        self,
+        target: Target,
+        user_id: str,
+        agent_id: str,
+        *,
+        reads: ReadsUnderLock | None = None,
+        deferred: bool = False,
     ) -> AsyncIterator[Lease]:
         path = self._layout.store_file(target, user_id, agent_id)
         lock_file = self._layout.anchored(path).sibling(path.name + ".lock")

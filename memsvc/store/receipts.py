@@ -2,7 +2,8 @@
 
 Delivery is at-least-once (a worker can die after the write, before the ack),
 so every ``memory_write`` carries its event id into the store. Under the file
-lock the writer first looks for a receipt of that id. A write that changes the
+lock the writer first looks for a receipt of that id (a commit that takes the
+lock, the store's first commit, checks for it instead). A write that changes the
 file records its receipt in the same step as its commit to the file journal
 (:mod:`memsvc.store.journal`), so a redelivered event finds a receipt exactly when the
 write counts as done; outcomes that change nothing (a rejection, a duplicate)

@@ -269,13 +269,16 @@ async def test_copies_of_one_write_on_two_workers_answer_alike_when_a_refusal_la
     assert await store.read("user") == []
 
 
+@pytest.mark.parametrize("last_writer", ["first copy's", "second copy's"])
 async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_commit(
-    service: Service, monkeypatch: pytest.MonkeyPatch
+    last_writer: str, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The other order: the second copy read no receipt under its lock, and the first
     copy's refusal is recorded before the second commits. The refusal came first, so it
     stands: the commit is turned down, the file is left as it was, and the second copy's
-    next delivery answers with the refusal."""
+    next delivery answers with the refusal. A second copy whose worker wrote the file last
+    read no receipt at all: its commit, which was to take the lock, is turned down, and
+    it answers with the refusal at once, from the receipt it then reads under the lock."""
     await service.stop_consumers()
     live, other = service.runtime, service.worker_runtime()
     remove = _write(REMOVE_X)
@@ -294,15 +297,19 @@ async def test_copies_of_one_write_answer_alike_when_a_refusal_lands_before_the_
     monkeypatch.setattr(FileJournal, "commit", committed_late)
     first = asyncio.create_task(EventHandlers(live).handle(remove))
     await refusing.wait()
-    await (await other.memory("u1", "a1")).manager.memory_write(add, thread_id="t2")
+    adder = live if last_writer == "first copy's" else other
+    await (await adder.memory("u1", "a1")).manager.memory_write(add, thread_id="t2")
     second = asyncio.create_task(EventHandlers(other).handle(remove))
     await committing.wait()
     may_record.set()
     refused = await first
     may_commit.set()
-    with pytest.raises(WriteDeferred):  # busy: delivered again
-        await second
-    again = await EventHandlers(other).handle(remove)
+    if adder is live:
+        with pytest.raises(WriteDeferred):  # busy: delivered again
+            await second
+        again = await EventHandlers(other).handle(remove)
+    else:
+        again = await second
     await other.aclose()
     assert refused.reply["success"] is False and "repeat" not in refused.detail
     assert again.reply == refused.reply and again.detail["repeat"] is True

@@ -24,7 +24,14 @@ from memsvc.ids import InvalidIdError
 
 # Not errors: signals between two parts of one write that never leave memsvc; and a
 # redis-py ConnectionError that says more (handled as one wherever it is not looked for).
-CONTROL_FLOW = {"EditRejected", "AlreadyApplied", "WriteDeferred", "UsageError", "SentThenLost"}
+CONTROL_FLOW = {
+    "EditRejected",
+    "AlreadyApplied",
+    "_NotTaken",
+    "WriteDeferred",
+    "UsageError",
+    "SentThenLost",
+}
 
 
 def test_every_exception_memsvc_defines_is_in_the_tree() -> None:

@@ -35,8 +35,9 @@ from memsvc.store import atomicfile, filejobs, journal
 from memsvc.store.edits import Op
 from memsvc.store.filestore import BuiltinStore
 from memsvc.store.journal import FileJournal
-from memsvc.store.locks import FileLocks, RedisLocks
-from memsvc.store.memfile import parse
+from memsvc.store.locks import FileLocks, RedisLocks, wake_key
+from memsvc.store.memfile import parse, serialise
+from memsvc.store.receipts import Receipts
 from tests.conftest import until
 
 pytestmark = pytest.mark.usefixtures("file_jobs")
@@ -113,12 +114,30 @@ def on_disk(path: Path) -> list[str]:
     return parsed.entries
 
 
-@pytest.mark.parametrize("step", STEPS)
+# A writes under the lock it takes first (another host wrote the file last), or it wrote
+# the file last itself: it plans from the disk and its commit takes the lease
+WAYS = [("locked", step) for step in STEPS] + [
+    ("first", step) for step in STEPS[STEPS.index("temp_written") :]
+]
+
+
+@pytest.mark.parametrize(("way", "step"), WAYS)
 async def test_a_writer_stalled_at_any_step_loses_no_acknowledged_write(
-    step: str, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+    way: str, step: str, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A first commit stalled before it commits holds no lease to lose: overtaken, it
+    takes the lock and reads, as any other writer, and its write is saved."""
     a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
-    assert (await a.add("before both"))["success"]
+    last = a if way == "first" else Writer(layout, fake_redis)
+    assert (await last.add("before both"))["success"]
+    takes: list[bool] = []  # of each commit A makes
+    commit = a.journal.commit
+
+    async def watched(*args: Any, **kwargs: Any) -> int:
+        takes.append(kwargs["takes"])
+        return await commit(*args, **kwargs)
+
+    monkeypatch.setattr(a.journal, "commit", watched)
     stopped, resume = stall_at(a, step, monkeypatch)
     first = asyncio.create_task(a.add("from A"))
     await stopped.wait()
@@ -138,11 +157,12 @@ async def test_a_writer_stalled_at_any_step_loses_no_acknowledged_write(
 
     await until(in_step)
     entries = on_disk(path)
-    if STEPS.index(step) >= STEPS.index("committed"):
+    if way == "first" or STEPS.index(step) >= STEPS.index("committed"):
         assert result["success"], result  # committed before its lease ran out: it counts
     else:
         assert not result["success"] and result["retryable"] is True
     assert ("from A" in entries) is result["success"]
+    assert takes[0] is (way == "first")
     assert sorted(await b.store.read("user")) == sorted(entries)
     head = await b.journal.head("user", "u1", "a1")
     assert head is not None and parse(head.data).entries == entries  # file in step
@@ -552,3 +572,197 @@ async def test_a_repair_a_read_asks_for_does_not_wait_for_the_reads_answer(
 
     await until(repaired, timeout=10)
     assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None  # released
+
+
+def commits_of(writer: Writer, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each commit ``writer`` makes from now on is to take its lease (in order)."""
+    takes: list[bool] = []
+    commit = writer.journal.commit
+
+    async def watched(*args: Any, **kwargs: Any) -> int:
+        takes.append(kwargs["takes"])
+        return await commit(*args, **kwargs)
+
+    monkeypatch.setattr(writer.journal, "commit", watched)
+    return takes
+
+
+async def test_the_writer_of_a_file_takes_the_lease_with_its_next_commit(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its file on disk still the one it renamed and confirmed, a writer plans its next
+    write from the disk and its commit takes the lease: no acquire and no read first.
+    The lease goes back with the rename's confirmation, as any other."""
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    acquires = 0
+    acquire = RedisLocks._acquire
+
+    async def counted(self: RedisLocks, *args: Any, **kwargs: Any) -> Any:
+        nonlocal acquires
+        acquires += 1
+        return await acquire(self, *args, **kwargs)
+
+    monkeypatch.setattr(RedisLocks, "_acquire", counted)
+    takes = commits_of(a, monkeypatch)
+    assert (await a.add("two"))["success"]
+    assert (await a.add("three"))["success"]
+    assert (acquires, takes) == (0, [True, True])
+    assert on_disk(a.store.path("user")) == ["one", "two", "three"]
+    assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None  # given back
+    head = await a.journal.head("user", "u1", "a1")
+    assert head is not None and head.version == 3 and not head.unconfirmed
+
+
+async def test_a_writer_whose_file_another_host_wrote_since_goes_the_usual_way(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Overtaken between its plan and its commit, its first commit is refused: see the
+    stalled writer above.)"""
+    a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
+    assert (await a.add("from A"))["success"]
+    assert (await b.add("from B"))["success"]  # the file A renamed is gone
+    takes = commits_of(a, monkeypatch)
+    assert (await a.add("A again"))["success"]
+    assert takes == [False]  # under the lock, from what it read there
+    assert on_disk(a.store.path("user")) == ["from A", "from B", "A again"]
+
+
+async def test_a_first_commit_waits_for_a_lock_another_host_holds(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    lock = KEYS.store_lock("user", "u1", "a1")
+    await fake_redis.set(lock, "another host's token", px=5000)
+    takes = commits_of(a, monkeypatch)
+    adding = asyncio.create_task(a.add("two"))
+
+    async def refused() -> bool:
+        return takes == [True]
+
+    await until(refused)
+    await asyncio.sleep(0.2)
+    assert not adding.done() and on_disk(a.store.path("user")) == ["one"]
+    await fake_redis.delete(lock)  # the other host is done: its release wakes the waiter
+    await fake_redis.rpush(wake_key(lock), "1")
+    assert (await adding)["success"]
+    assert takes == [True, False]
+    assert on_disk(a.store.path("user")) == ["one", "two"]
+
+
+async def test_a_first_commit_keeps_an_edit_made_by_hand(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is no longer the one its writer renamed: it goes the usual way, which takes
+    an edit behind memsvc's back as it is."""
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    path = a.store.path("user")
+    path.write_bytes(serialise(["one", "by hand"]))
+    takes = commits_of(a, monkeypatch)
+    assert (await a.add("two"))["success"]
+    assert takes == [False]
+    assert on_disk(path) == ["one", "by hand", "two"]
+
+
+async def test_a_write_delivered_again_is_not_applied_again_by_a_first_commit(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its receipt is not read before a first commit, which finds it and records nothing:
+    the usual way then answers the delivery as the first was answered."""
+    a = Writer(layout, fake_redis)
+    receipts = Receipts(fake_redis, KEYS)
+
+    async def call(event_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        receipt = receipts.for_event("u1", event_id)
+        result = (await a.tool.call(args, thread_id="t", receipt=receipt)).result
+        await a.store.settled()
+        return result
+
+    added = await call("e1", {"action": "add", "target": "user", "content": "two"})
+    assert added["success"]
+    assert (await call("e2", {"action": "remove", "target": "user", "old_text": "two"}))["success"]
+    takes = commits_of(a, monkeypatch)
+    again = await call("e1", {"action": "add", "target": "user", "content": "two"})
+    assert again["success"] and takes == [True]  # refused by the receipt; nothing else to do
+    assert on_disk(a.store.path("user")) == []
+
+
+@pytest.mark.parametrize("way", ["locked", "first"])
+async def test_a_commit_sent_again_after_its_reply_was_lost_answers_as_it_did(
+    way: str, layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py sends a command once more when the connection dropped before its reply:
+    the commit ran, and its second run must neither refuse the write that counts nor
+    leave a first commit waiting for the lease it took itself."""
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    await a.store.settled()
+    if way == "locked":
+        a.journal.known("user", "u1", "a1")  # as if another host wrote the file last
+    batcher = a.journal._commands
+    script = batcher.script
+
+    async def sent_twice(sent: Any, keys: Any, args: Any, **kwargs: Any) -> Any:
+        if sent is a.journal._commit:
+            await script(sent, keys, args, **kwargs)  # its reply lost
+        return await script(sent, keys, args, **kwargs)
+
+    monkeypatch.setattr(batcher, "script", sent_twice)
+    result = await asyncio.wait_for(a.add("two"), 3)  # within the lease: not its own wait
+    assert result["success"], result
+    assert on_disk(a.store.path("user")) == ["one", "two"]
+    head = await a.journal.head("user", "u1", "a1")
+    assert head is not None and head.version == 2 and not head.unconfirmed
+    assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None
+
+
+async def test_a_first_commit_that_fails_once_its_script_ran_gives_the_lease_back(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    commit = a.journal.commit
+
+    async def cut_short(*args: Any, **kwargs: Any) -> int:
+        await commit(*args, **kwargs)
+        raise RuntimeError("the shared pipeline was cut short")
+
+    monkeypatch.setattr(a.journal, "commit", cut_short)
+    with pytest.raises(RuntimeError):
+        await a.store.write("user", [Op("add", "two")])
+    assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None
+
+
+async def test_a_write_cancelled_during_its_commit_ends_under_its_lease(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its replacement runs to its end before the cancellation goes on: a first commit that
+    takes the lease after the cancellation, and whose confirmation then fails, still
+    gives the lease back as it leaves the lock's block."""
+    a = Writer(layout, fake_redis)
+    assert (await a.add("one"))["success"]
+    entered, go = asyncio.Event(), asyncio.Event()
+    commit = a.journal.commit
+
+    async def held(*args: Any, **kwargs: Any) -> int:
+        entered.set()
+        await go.wait()
+        return await commit(*args, **kwargs)
+
+    async def lost(*args: Any, **kwargs: Any) -> int:
+        raise LockUnavailableError("cannot confirm to the file journal")
+
+    monkeypatch.setattr(a.journal, "commit", held)
+    monkeypatch.setattr(a.journal, "confirm", lost)
+    writing = asyncio.create_task(a.store.write("user", [Op("add", "two")]))
+    await entered.wait()
+    runner = a.store._batches._runners[str(a.store.path("user"))]
+    runner.cancel()
+    go.set()
+    (outcome,) = await asyncio.gather(writing, return_exceptions=True)
+    assert not isinstance(outcome, BaseException), outcome  # committed: its answer came
+    await asyncio.gather(runner, return_exceptions=True)
+    assert on_disk(a.store.path("user")) == ["one", "two"]  # renamed: it ran to its end
+    assert await fake_redis.get(KEYS.store_lock("user", "u1", "a1")) is None

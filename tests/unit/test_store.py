@@ -176,6 +176,8 @@ async def test_a_writer_whose_lease_expired_does_not_overwrite_the_file(
     journal = FileJournal(fake_redis, keys)
     store = BuiltinStore(layout, locks, user_id="u1", agent_id="a1", journal=journal)
     await store.write("user", [Op("add", "kept")])
+    await store.settled()
+    journal.known("user", "u1", "a1")  # a writer that takes the lease first: it holds one
 
     class StolenLease(RedisLocks):
         @contextlib.asynccontextmanager
