@@ -14,9 +14,10 @@ a write still queued when its caller gave up is dropped.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextvars
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import structlog
 
@@ -30,19 +31,21 @@ MAX_BATCH = 64  # bounds one commit's size and how long the first write of a bat
 
 @dataclass(eq=False)
 class Queued(Generic[T, R]):
-    """One write in a queue: what to do, and where its outcome goes."""
+    """One write in a queue: what to do, where its outcome goes, and its caller's context
+    (a batch runs in its first write's: its log lines and file jobs are that caller's)."""
 
     item: T
     outcome: asyncio.Future[R] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
     @property
     def wanted(self) -> bool:
         return not self.outcome.done()
 
 
-Runner = Callable[[list[Queued[T, R]]], Awaitable[None]]
+Runner = Callable[[list[Queued[T, R]]], Coroutine[Any, Any, None]]
 
 
 class WriteBatches(Generic[T, R]):
@@ -96,7 +99,10 @@ class WriteBatches(Generic[T, R]):
                 if not batch:
                     continue
                 try:
-                    await run(batch)
+                    # as its first write's caller, not as the caller that started this task
+                    await asyncio.get_running_loop().create_task(
+                        run(batch), context=batch[0].context
+                    )
                 except asyncio.CancelledError:
                     for queued in batch:
                         if queued.wanted:

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+import structlog
 from redis.asyncio import Redis
 
 from memsvc.builtin.tool import MemoryTool
@@ -202,3 +203,42 @@ async def test_a_lease_whose_holder_died_is_taken_when_it_runs_out(fake_redis: R
     async with locks.hold_key("k") as lease:
         assert lease.fence is not None and await fake_redis.get("k") == lease.fence.token.encode()
     assert time.monotonic() - started >= 0.25
+
+
+async def test_a_batch_runs_as_its_first_writes_caller(
+    layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its log lines (and where its file jobs run) are those of the caller of its first
+    write, not of whichever caller started the file's queue."""
+    store, journal = store_on(layout, fake_redis)
+    seen: list[tuple[str, int]] = []  # the thread each batch ran as, and its size
+    write_batch = BuiltinStore._write_batch
+    committing, go_on = asyncio.Event(), asyncio.Event()
+
+    async def watched(self: BuiltinStore, target: Any, batch: list[Any]) -> None:
+        seen.append((structlog.contextvars.get_contextvars()["thread_id"], len(batch)))
+        await write_batch(self, target, batch)
+
+    async def held(*args: Any, **kwargs: Any) -> int:
+        if not committing.is_set():
+            committing.set()
+            await go_on.wait()
+        return await commit(*args, **kwargs)
+
+    commit = journal.commit
+    monkeypatch.setattr(BuiltinStore, "_write_batch", watched)
+    monkeypatch.setattr(journal, "commit", held)
+
+    async def add(thread: str) -> Applied:
+        structlog.contextvars.bind_contextvars(thread_id=thread)
+        return await store.write("user", [Op("add", f"from {thread}")])
+
+    first = asyncio.create_task(add("t1"))
+    await committing.wait()
+    later = [asyncio.create_task(add(thread)) for thread in ("t2", "t3")]
+    await asyncio.sleep(0)  # both queued behind the first batch
+    go_on.set()
+    await asyncio.gather(first, *later)
+    await store.settled()
+    assert seen == [("t1", 1), ("t2", 2)]
+    assert await store.read("user") == ["from t1", "from t2", "from t3"]
