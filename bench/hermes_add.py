@@ -15,6 +15,9 @@ ratio is memsvc's latency over Hermes'; the same add through a worker started fr
 their samples are pooled, so that other work on the machine weighs on each alike.
 Each memsvc row also gives its worker process's CPU per add (``/proc``): at one add
 at a time, what the worker spends on an add is most of what the caller waits.
+Every add must succeed and reach its file on disk, or the run stops: a worker that
+answered quickly and lost its renames would measure nothing (an agent's MEMORY.md
+takes 2,200 characters: about 8,000 calls over 50 agents at most).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 
 from bench.common import (
     BASELINE,
+    Bench,
     bench_env,
     latencies,
     note_adds,
@@ -40,6 +44,8 @@ from bench.common import (
     worker,
 )
 from memsvc.client import MemoryClient
+from memsvc.paths import DataLayout
+from memsvc.store.memfile import parse
 from tests.hermes import hermes_env, hermes_python
 
 # Every ``per_file`` adds start a fresh MEMORY.md, so that Hermes' files are as big as
@@ -90,11 +96,30 @@ async def memsvc_latencies(
 
             async def add() -> object:
                 args = add_args()
-                return await mem.call_tool("u", f"a{next(agent)}", "t", "memory", args)
+                result = await mem.call_tool("u", f"a{next(agent)}", "t", "memory", args)
+                if not result.get("success"):
+                    raise RuntimeError(f"an add failed: {result}")
+                return result
 
             started = process_cpu_seconds(proc.pid)
             samples = await latencies(add, calls, concurrency)
-            return samples, process_cpu_seconds(proc.pid) - started
+            cpu = process_cpu_seconds(proc.pid) - started
+            await on_disk(bench, agents, calls)
+            return samples, cpu
+
+
+async def on_disk(bench: Bench, agents: int, calls: int, within: float = 30.0) -> None:
+    """Every add answered reaches its file (renames follow the answers): a worker that
+    answered fast and lost the files measures nothing."""
+    layout = DataLayout.at(bench.env["MEMSVC_DATA_DIR"])
+    files = [layout.store_file("memory", "u", f"a{n}") for n in range(agents)]
+    found = 0
+    for _ in range(int(within / 0.1)):
+        found = sum(len(parse(f.read_bytes()).entries) for f in files if f.exists())
+        if found == calls:
+            return
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"{calls} adds answered, {found} entries on disk")
 
 
 async def main(calls: int, agents: int, concurrency: int, baseline: str, rounds: int) -> None:
