@@ -98,22 +98,31 @@ class WriteBatches(Generic[T, R]):
                 del queue[: self._max]
                 if not batch:
                     continue
+                # as its first write's caller, not as the caller that started this task
+                writing = asyncio.get_running_loop().create_task(
+                    run(batch), context=batch[0].context
+                )
                 try:
-                    # as its first write's caller, not as the caller that started this task
-                    await asyncio.get_running_loop().create_task(
-                        run(batch), context=batch[0].context
-                    )
+                    await writing
                 except asyncio.CancelledError:
-                    for queued in batch:
+                    failed = (
+                        writing.exception() if writing.done() and not writing.cancelled() else None
+                    )
+                    for queued in batch:  # a failure that ended the batch first is its answer
                         if queued.wanted:
-                            queued.outcome.cancel()
+                            if failed is None:
+                                queued.outcome.cancel()
+                            else:
+                                queued.outcome.set_exception(failed)
                     raise
                 except Exception as exc:  # the batch failed as a whole: each write hears why
                     waiting = [queued for queued in batch if queued.wanted]
                     for queued in waiting:
                         queued.outcome.set_exception(exc)
                     if not waiting:  # it failed after its writes had their outcomes
-                        log.warning("write_batch_failed_late", key=key, error=repr(exc))
+                        batch[0].context.run(
+                            log.warning, "write_batch_failed_late", key=key, error=repr(exc)
+                        )
         finally:
             self._runners.pop(key, None)
             if not self._queues.get(key):

@@ -208,8 +208,8 @@ async def test_a_lease_whose_holder_died_is_taken_when_it_runs_out(fake_redis: R
 async def test_a_batch_runs_as_its_first_writes_caller(
     layout: DataLayout, fake_redis: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its log lines (and where its file jobs run) are those of the caller of its first
-    write, not of whichever caller started the file's queue."""
+    """Its log lines are those of the caller of its first write (its event's and thread's),
+    not of whichever caller started the file's queue."""
     store, journal = store_on(layout, fake_redis)
     seen: list[tuple[str, int]] = []  # the thread each batch ran as, and its size
     write_batch = BuiltinStore._write_batch
@@ -234,7 +234,8 @@ async def test_a_batch_runs_as_its_first_writes_caller(
         return await store.write("user", [Op("add", f"from {thread}")])
 
     first = asyncio.create_task(add("t1"))
-    await committing.wait()
+    async with asyncio.timeout(30):
+        await committing.wait()
     later = [asyncio.create_task(add(thread)) for thread in ("t2", "t3")]
     await asyncio.sleep(0)  # both queued behind the first batch
     go_on.set()
