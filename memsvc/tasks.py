@@ -9,12 +9,29 @@ logs the ones that fail, and lets its owner wait for the rest when it closes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+
+async def to_its_end(work: Awaitable[T]) -> T:
+    """``work``'s result, ``work`` run to its end even if the caller is cancelled meanwhile:
+    the caller then waits for it (cancelled again, still waits) before its cancellation
+    goes on, so that nothing ``work`` holds or makes is let go under it."""
+    running = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        while not running.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((running,))
+        raise
 
 
 class TaskSet:

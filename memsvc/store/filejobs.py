@@ -24,7 +24,6 @@ among quick ones trips it only near ten times the limit.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import math
 import time
@@ -32,6 +31,8 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import structlog
+
+from memsvc.tasks import to_its_end
 
 log = structlog.get_logger(__name__)
 
@@ -133,11 +134,8 @@ async def _in_thread(job: Callable[[], T], discard: Callable[[T], object] | None
     loop = asyncio.get_running_loop()
     running = loop.run_in_executor(None, contextvars.copy_context().run, job)
     try:
-        return await asyncio.shield(running)
+        return await to_its_end(running)
     except asyncio.CancelledError:
-        while not running.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait((running,))
         if discard is not None and not running.cancelled() and running.exception() is None:
             try:
                 discard(running.result())

@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 import structlog
 from redis.asyncio.client import Pipeline
@@ -46,10 +46,9 @@ from memsvc.store.filejobs import current_event, events_ended, file_job, outside
 from memsvc.store.journal import Confirmed, FileJournal, Head, decode_head
 from memsvc.store.locks import Lease, WriteLocks
 from memsvc.store.memfile import parse, serialise
+from memsvc.tasks import to_its_end
 
 log = structlog.get_logger(__name__)
-
-T = TypeVar("T")
 
 
 def digest(raw: bytes | None) -> str:
@@ -153,19 +152,6 @@ class CurrentFile:
         if self.head is not None and self.lagging:
             return written_at(self.head.fingerprint)
         return self.state.modified
-
-
-async def _to_its_end(work: Awaitable[T]) -> T:
-    """``work``, run to its end even if the caller is cancelled meanwhile (then waited for,
-    and the cancellation goes on): a commit without its rename and confirmation would
-    leave the file lagging until somebody read it, and the lease, given back when the
-    caller leaves the lock's block, is held until then."""
-    running = asyncio.ensure_future(work)
-    try:
-        return await asyncio.shield(running)
-    except asyncio.CancelledError:
-        await asyncio.wait((running,))
-        raise
 
 
 def _discard_plan(plan: _Plan | None) -> None:
@@ -341,13 +327,18 @@ class BuiltinStore:
         ) as lease:
             if lease.fence is not None and self._journal is None:
                 raise TypeError("writes under a Redis lease need the file journal")
+            # Once it starts, a replacement runs to its end even if this task is cancelled:
+            # a commit without its rename and confirmation would leave the file lagging
+            # until somebody read it, and the lease this block gives back is held till then.
             outcomes = None
             if known is not None:
-                outcomes = await _to_its_end(self._rewrite_first(target, lease, known, batch))
+                outcomes = await to_its_end(
+                    self._rewrite_first(target, lease, known, batch, guards)
+                )
             if outcomes is None:
                 await lease.take()
                 head, receipts = await self._head_and_receipts(target, lease, guards)
-                outcomes = await _to_its_end(self._rewrite(target, lease, head, batch, receipts))
+                outcomes = await to_its_end(self._rewrite(target, lease, head, batch, receipts))
         _settle(outcomes)
 
     async def _head_and_receipts(
@@ -369,6 +360,7 @@ class BuiltinStore:
         lease: Lease,
         known: Confirmed,
         batch: list[Queued[_Write, Applied]],
+        guards: list[WriteGuard],
     ) -> list[tuple[Queued[_Write, Applied], Applied | Exception]] | None:
         """The batch planned from the disk alone and committed with the lease, when the
         file is still the rename this process confirmed last: ``None`` if it is not, if
@@ -381,7 +373,6 @@ class BuiltinStore:
         no commit to check it, so such a batch goes the usual way too.
         """
         head = Head(known.version, known.fingerprint, "", b"", frozenset())
-        guards = [queued.item.guard for queued in batch if queued.item.guard is not None]
         unread = dict.fromkeys((guard.key for guard in guards), None)
         plan = await file_job(
             lambda: self._plan(target, head, batch, unread, on_disk=known.fingerprint),

@@ -130,14 +130,7 @@ async def test_a_writer_stalled_at_any_step_loses_no_acknowledged_write(
     a, b = Writer(layout, fake_redis), Writer(layout, fake_redis)
     last = a if way == "first" else Writer(layout, fake_redis)
     assert (await last.add("before both"))["success"]
-    takes: list[bool] = []  # of each commit A makes
-    commit = a.journal.commit
-
-    async def watched(*args: Any, **kwargs: Any) -> int:
-        takes.append(kwargs["takes"])
-        return await commit(*args, **kwargs)
-
-    monkeypatch.setattr(a.journal, "commit", watched)
+    takes = commits_of(a, monkeypatch)
     stopped, resume = stall_at(a, step, monkeypatch)
     first = asyncio.create_task(a.add("from A"))
     await stopped.wait()
