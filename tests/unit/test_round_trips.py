@@ -112,6 +112,9 @@ async def add(counted: Counted, thread: str, content: str) -> str:
     args = {"action": "add", "target": "user", "content": content}
     result = await counted.client.call_tool("u1", "a1", thread, "memory", args)
     assert result["success"] is True, result
+    # its rename's confirmation follows the answer: sent in a loop turn with another
+    # event's commands, it would share (and be counted in) that event's pipeline
+    await counted.runtime.write_batches.settled()
     return await counted.last_event_id()
 
 
